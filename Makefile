@@ -1,0 +1,39 @@
+# The two commands of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint system-deps install clean
+
+system-deps:
+	@$(PYTHON) -c "import ctypes.util, sys; sys.exit(0 if ctypes.util.find_library('magic') else 1)" || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing libmagic1 (python-magic needs it)"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libmagic1; \
+	  else \
+	    echo "error: libmagic is missing; install the libmagic1 package (Debian/Ubuntu) or libmagic (Homebrew)" >&2; exit 1; \
+	  fi; }
+
+$(STAMP): pyproject.toml setup.cfg
+	@$(MAKE) --no-print-directory system-deps
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	mkdir -p var/uploads
+	$(BIN)/pserve development.ini
+
+test: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check ehs_core ehs_plugins tests
+
+clean:
+	rm -rf $(VENV) var/ehs.sqlite* *.egg-info

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import re
+
+import colander
+
+from ehs_core.auth.passwords import password_problem
+from ehs_core.schemas import Str, text
+
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def email_field(**kw: object) -> colander.SchemaNode:
+    return colander.SchemaNode(
+        Str(), validator=colander.All(
+            colander.Length(max=320),
+            colander.Regex(EMAIL_RE, "Must be an email address")), **kw)
+
+
+def _new_password(node: colander.SchemaNode, value: str) -> None:
+    problem = password_problem(value)
+    if problem:
+        raise colander.Invalid(node, problem)
+
+
+def new_password_field(**kw: object) -> colander.SchemaNode:
+    return colander.SchemaNode(Str(strip=False), validator=_new_password, **kw)
+
+
+def given_password_field(**kw: object) -> colander.SchemaNode:
+    # Passwords being checked are not judged by the policy, only bounded.
+    return colander.SchemaNode(Str(strip=False), validator=colander.Length(min=1, max=1024), **kw)
+
+
+class SetupSchema(colander.MappingSchema):
+    organizationName = text(200, min_length=1)
+    name = text(200, min_length=1)
+    email = email_field()
+    password = new_password_field()
+
+
+class LoginSchema(colander.MappingSchema):
+    email = email_field()
+    password = given_password_field()
+
+
+class EmailSchema(colander.MappingSchema):
+    email = email_field()
+
+
+class TokenSchema(colander.MappingSchema):
+    token = text(200, min_length=1)
+
+
+class ResetConfirmSchema(colander.MappingSchema):
+    token = text(200, min_length=1)
+    newPassword = new_password_field()
+
+
+class PasswordChangeSchema(colander.MappingSchema):
+    currentPassword = given_password_field()
+    newPassword = new_password_field()
+

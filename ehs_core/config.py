@@ -1,0 +1,33 @@
+"""The composition root: the one way the application is assembled, used by
+the WSGI factory, the `ehs` command, the job worker and alembic alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.config import Configurator
+
+from ehs_core import plugins
+from ehs_core.settings import load
+
+
+def configure(raw_settings: dict[str, Any]) -> Configurator:
+    settings = load(raw_settings)
+    config = Configurator(settings=settings)
+    # Order matters: directives first, then what uses them.
+    config.include("ehs_core.plugins")  # add_migrations
+    config.include("ehs_core.security")  # add_identity_provider, policy, deny by default
+    config.include("ehs_core.db")  # engine, request.dbsession, pyramid_tm, pyramid_retry
+    config.include("ehs_core.migrations")  # the core's alembic history
+    config.include("ehs_core.errors")  # one JSON error shape
+    config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
+    config.include("ehs_core.mail")  # add_mail_template, mail delivery job
+    config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
+    config.include("ehs_core.users")
+    config.include("ehs_core.sites")
+    config.include("ehs_core.pages")  # /auth/magic, /auth/reset
+    config.commit()
+    # Plugins come last and use the same directives the core used above.
+    plugins.include_enabled(config, settings["ehs.plugins"])
+    config.commit()
+    return config

@@ -1,0 +1,132 @@
+"""Database wiring: engine, one session per request joined to its transaction.
+
+Follows Pyramid's cookiecutter: `request.dbsession` is reified and joined to
+`request.tm` through zope.sqlalchemy, so a request commits or aborts as one
+unit and `pyramid_retry` can re-run it after a PostgreSQL serialization or
+deadlock failure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Any
+
+import zope.sqlalchemy
+from pyramid.config import Configurator
+from pyramid.request import Request
+from sqlalchemy import DateTime, MetaData, create_engine, event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
+
+# A naming convention makes constraint names stable, so migrations can drop
+# and alter them by name on every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UTCDateTime(TypeDecorator):
+    """Instants stored in UTC; SQLite has no zone-aware type, so store naive UTC
+    there and always hand back aware UTC datetimes."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Any) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given for a UTC column")
+        value = value.astimezone(dt.UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: dt.datetime | None, dialect: Any) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def make_engine(settings: dict[str, Any]) -> Engine:
+    url: str = settings["sqlalchemy.url"]
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+        _serialise_sqlite_writers(engine)
+        return engine
+    return create_engine(
+        url,
+        pool_size=settings.get("ehs.pool_size", 5),
+        max_overflow=10,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+    )
+
+
+def _serialise_sqlite_writers(engine: Engine) -> None:
+    """SQLite: take the write lock at BEGIN (BEGIN IMMEDIATE) so two requests
+    never deadlock upgrading read locks, and let SQLAlchemy manage BEGIN so
+    savepoints work (SQLAlchemy pysqlite docs, "Serializable isolation")."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def get_tm_session(factory: sessionmaker, transaction_manager: Any,
+                   request: Request | None = None) -> Session:
+    dbsession = factory(info={"request": request})
+    zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
+    return dbsession
+
+
+def includeme(config: Configurator) -> None:
+    settings = config.get_settings()
+    settings["tm.manager_hook"] = "pyramid_tm.explicit_manager"
+    settings.setdefault("retry.attempts", 3)
+    config.include("pyramid_tm")
+    config.include("pyramid_retry")
+
+    engine = make_engine(settings)
+    config.registry["db.engine"] = engine
+    config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False)
+
+    def dbsession(request: Request) -> Session:
+        # Looked up per request so tests can bind the factory to an outer
+        # transaction that is rolled back after each test.
+        return get_tm_session(request.registry["dbsession_factory"], request.tm, request)
+
+    config.add_request_method(dbsession, reify=True)
+
+
+def advisory_lock(dbsession: Session, key: str) -> None:
+    """Serialise transactions that decide on the same thing (the last admin,
+    one-time setup, a rate-limit bucket) until commit. PostgreSQL takes a
+    transaction-scoped advisory lock; SQLite already serialises writers
+    because every transaction begins IMMEDIATE."""
+    if dbsession.get_bind().dialect.name == "postgresql":
+        lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        dbsession.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": lock_id})

@@ -1,0 +1,112 @@
+"""One JSON error shape for everything under /api: `{error}` and, for
+validation failures, `{error, issues: [{path, message}]}`.
+
+Views raise `APIError` (or colander.Invalid); the exception views below turn
+them into responses. A 500 is logged with its traceback and answered with a
+generic message only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import colander
+from pyramid.config import Configurator
+from pyramid.httpexceptions import HTTPException, HTTPNotFound
+from pyramid.request import Request
+from pyramid.response import Response
+from pyramid.view import exception_view_config, forbidden_view_config, notfound_view_config
+
+log = logging.getLogger(__name__)
+
+
+class APIError(Exception):
+    """A refusal with a status and a message for the client."""
+
+    def __init__(self, status: int, message: str, issues: list[dict[str, str]] | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.issues = issues
+        self.headers = headers or {}
+
+
+def invalid(path: str, message: str) -> APIError:
+    """A 400 about one field, for rules colander cannot express alone."""
+    return APIError(400, "Invalid request", [{"path": path, "message": message}])
+
+
+def error_response(request: Request, status: int, message: str,
+                   issues: list[dict[str, str]] | None = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    body: dict[str, Any] = {"error": message}
+    if issues is not None:
+        body["issues"] = issues
+    response = Response(json_body=body, status=status, charset="utf-8")
+    response.content_type = "application/json"
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _issues_from_invalid(exc: colander.Invalid) -> list[dict[str, str]]:
+    issues = []
+    for path, message in sorted(exc.asdict().items()):
+        issues.append({"path": path, "message": message})
+    return issues
+
+
+@exception_view_config(APIError)
+def api_error(exc: APIError, request: Request) -> Response:
+    return error_response(request, exc.status, exc.message, exc.issues, exc.headers)
+
+
+@exception_view_config(colander.Invalid)
+def validation_error(exc: colander.Invalid, request: Request) -> Response:
+    return error_response(request, 400, "Invalid request", _issues_from_invalid(exc))
+
+
+@notfound_view_config()
+def not_found(request: Request) -> Response:
+    if request.path_info.startswith("/api/") or request.path_info == "/api":
+        return error_response(request, 404, "Not found")
+    return Response("Not found\n", status=404, content_type="text/plain")
+
+
+@forbidden_view_config()
+def forbidden(request: Request) -> Response:
+    identity = request.identity
+    if identity is None or not identity.is_user:
+        log.info("unauthenticated request refused: %s %s", request.method, request.path_info)
+        return error_response(request, 401, "Authentication required")
+    log.info("access denied: user %s %s %s", identity.user_id, request.method, request.path_info)
+    return error_response(request, 403, "You do not have permission to do this")
+
+
+@exception_view_config(HTTPException)
+def http_exception(exc: HTTPException, request: Request) -> Response:
+    if isinstance(exc, HTTPNotFound):
+        return not_found(request)
+    if exc.code < 400:
+        return exc
+    message = exc.title if exc.code >= 500 else (exc.detail or exc.title)
+    return error_response(request, exc.code, str(message))
+
+
+@exception_view_config(Exception, retryable_error=False)
+def server_error(exc: Exception, request: Request) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.path_info)
+    return error_response(request, 500, "Internal server error")
+
+
+@exception_view_config(Exception, retryable_error=True,
+                       last_retry_attempt=True)
+def server_error_after_retries(exc: Exception, request: Request) -> Response:
+    log.exception("giving up after retries on %s %s", request.method, request.path_info)
+    return error_response(request, 503, "The service is busy; please try again")
+
+
+def includeme(config: Configurator) -> None:
+    config.scan(__name__)

@@ -1,0 +1,146 @@
+"""Background jobs on huey: queued only after the request commits.
+
+With `ehs.huey_url` empty the queue is in memory and a thread inside the
+web process consumes it (development, single process). With a redis:// URL
+the queue is shared and `ehs worker` consumes it, periodic jobs included.
+
+Jobs are registered through directives the core uses for its own jobs (mail
+delivery, the daily digest) and plugins use for theirs. A job function gets
+the application registry first, so it can reach settings and the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from huey import MemoryHuey, RedisHuey
+from huey.api import Huey
+from pyramid.config import Configurator
+from pyramid.registry import Registry
+from pyramid.request import Request
+
+from ehs_core.events import after_commit
+
+log = logging.getLogger(__name__)
+
+
+def make_huey(settings: dict[str, Any]) -> Huey:
+    url = settings.get("ehs.huey_url") or ""
+    if url:
+        return RedisHuey("ehs", url=url, results=False, utc=True)
+    return MemoryHuey("ehs", results=False, utc=True)
+
+
+def add_job(config: Configurator, name: str, func: Callable[..., Any], *,
+            retries: int = 0, retry_delay: int = 0, retry_backoff: float = 0) -> None:
+    """Directive: register a job that views queue with `queue_job`."""
+    registry = config.registry
+
+    def register() -> None:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            return func(registry, *args, **kwargs)
+
+        run.__name__ = name
+        task = registry["huey"].task(name=name, retries=retries, retry_delay=retry_delay,
+                                     retry_backoff=retry_backoff)(run)
+        registry.setdefault("jobs", {})[name] = task
+
+    config.action(("ehs.job", name), register)
+
+
+def add_periodic_job(config: Configurator, name: str, func: Callable[..., Any],
+                     schedule: Callable[[dt.datetime], bool]) -> None:
+    """Directive: a job run by the worker whenever `schedule(utc_time)` is true
+    (a huey `crontab`, checked once a minute)."""
+    registry = config.registry
+
+    def register() -> None:
+        def run() -> Any:
+            return func(registry)
+
+        run.__name__ = name
+        task = registry["huey"].periodic_task(schedule, name=name)(run)
+        registry.setdefault("jobs", {})[name] = task
+
+    config.action(("ehs.job", name), register)
+
+
+def queue_job(request: Request, name: str, *args: Any) -> None:
+    """Queue a job once the request's transaction commits; a rolled-back
+    request queues nothing, and a retried one queues only once."""
+    registry = request.registry
+
+    def enqueue() -> None:
+        try:
+            registry["jobs"][name](*args)
+        except Exception:
+            log.exception("could not queue job %s", name)
+
+    after_commit(request, enqueue)
+
+
+class InProcessRunner(threading.Thread):
+    """Consumes an in-memory huey queue inside the web process.
+
+    huey's own consumer installs signal handlers, which only the main thread
+    may do, so this small loop does the consumer's work: move due scheduled
+    tasks (retries) to the queue, queue periodic tasks each minute, execute.
+    """
+
+    def __init__(self, huey: Huey, poll: float = 0.05) -> None:
+        super().__init__(name="ehs-jobs", daemon=True)
+        self.huey = huey
+        self.poll = poll
+        self.stopping = threading.Event()
+        self._last_minute: dt.datetime | None = None
+
+    def run_pending(self) -> int:
+        """Run everything that is due now; return how many tasks ran."""
+        now = self.huey._get_timestamp()
+        for task in self.huey.read_schedule(now):
+            self.huey.enqueue(task)
+        minute = now.replace(second=0, microsecond=0)
+        if minute != self._last_minute:
+            self._last_minute = minute
+            for task in self.huey.read_periodic(minute):
+                self.huey.enqueue(task)
+        count = 0
+        while (task := self.huey.dequeue()) is not None:
+            try:
+                self.huey.execute(task)
+            except Exception:
+                log.exception("job %s failed", task.name)
+            count += 1
+        return count
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                if not self.run_pending():
+                    self.stopping.wait(self.poll)
+            except Exception:
+                log.exception("in-process job runner error")
+                self.stopping.wait(1)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+def start_in_process_runner(registry: Registry) -> InProcessRunner | None:
+    if registry.settings.get("ehs.huey_url"):
+        return None
+    runner = InProcessRunner(registry["huey"])
+    registry["job_runner"] = runner
+    runner.start()
+    return runner
+
+
+def includeme(config: Configurator) -> None:
+    config.registry["huey"] = make_huey(config.get_settings())
+    config.registry["jobs"] = {}
+    config.add_directive("add_job", add_job)
+    config.add_directive("add_periodic_job", add_periodic_job)

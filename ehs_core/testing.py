@@ -1,0 +1,258 @@
+"""pytest plugin shared by the core's and the plugins' tests.
+
+It builds the application once per test session on a fresh database brought
+to head by alembic (SQLite always; PostgreSQL too when EHS_TEST_POSTGRES_URL
+is set), wraps every test in an outer transaction that is rolled back, gives
+webtest clients that speak to the WSGI app end to end, and a real SMTP server
+(aiosmtpd) whose inbox the tests read.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from email import message_from_bytes
+from email.message import Message
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+import webtest
+from aiosmtpd.controller import Controller
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import sessionmaker
+
+PUBLIC_URL = "http://ehs.test"
+PASSWORD = "correct horse battery staple"  # noqa: S105 (test accounts)
+
+
+def backends() -> list[str]:
+    return ["sqlite"] + (["postgresql"] if os.environ.get("EHS_TEST_POSTGRES_URL") else [])
+
+
+# --- SMTP ---------------------------------------------------------------
+
+
+class Inbox:
+    """Messages received by the test SMTP server."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        with self.lock:
+            self.messages.append(message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def clear(self) -> None:
+        with self.lock:
+            self.messages.clear()
+
+    def wait(self, count: int = 1, timeout: float = 10.0) -> list[Message]:
+        """Wait until at least `count` messages arrived (mail goes out after
+        commit, from the job runner's thread)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.messages) >= count:
+                    return list(self.messages)
+            time.sleep(0.02)
+        raise AssertionError(f"expected {count} message(s), got {len(self.messages)}")
+
+    def settle(self, seconds: float = 0.3) -> list[Message]:
+        """Give after-commit mail a moment, then return what arrived."""
+        time.sleep(seconds)
+        with self.lock:
+            return list(self.messages)
+
+    def to(self, address: str) -> list[Message]:
+        with self.lock:
+            return [m for m in self.messages if m["To"] == address]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class SMTPServer:
+    def __init__(self) -> None:
+        self.inbox = Inbox()
+        self.port = free_port()
+        self.controller: Controller | None = None
+
+    def start(self) -> None:
+        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller = None
+
+
+@pytest.fixture(scope="session")
+def smtp_server() -> Iterator[SMTPServer]:
+    server = SMTPServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def inbox(smtp_server: SMTPServer) -> Iterator[Inbox]:
+    smtp_server.inbox.clear()
+    yield smtp_server.inbox
+    if smtp_server.controller is None:  # a test stopped it; restart for the next
+        smtp_server.start()
+
+
+# --- database -----------------------------------------------------------
+
+
+@pytest.fixture(scope="session", params=backends())
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
+        return
+    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
+    name = f"ehs_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    yield server.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin.dispose()
+
+
+def base_settings(database_url: str, smtp_port: int, upload_dir: str) -> dict[str, Any]:
+    return {
+        "sqlalchemy.url": database_url,
+        "ehs.auto_migrate": "false",
+        "ehs.plugins": os.environ.get("EHS_TEST_PLUGINS", "osha kiosk analytics"),
+        "ehs.public_url": PUBLIC_URL,
+        "mail.host": "127.0.0.1",
+        "mail.port": str(smtp_port),
+        "mail.default_sender": "ehs@ehs.test",
+        "ehs.huey_url": "",
+        "ehs.upload_dir": upload_dir,
+        "ehs.max_upload_mb": "10",
+        "ehs.timezone": "UTC",
+        "ehs.session_secure": "false",
+        "ehs.password_profile": "test",
+        "ehs.mail_retry_delay": "1",
+        "ehs.mail_retries": "5",
+    }
+
+
+@pytest.fixture(scope="session")
+def app_settings(database_url: str, smtp_server: SMTPServer,
+                 tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return base_settings(database_url, smtp_server.port, str(tmp_path_factory.mktemp("uploads")))
+
+
+@pytest.fixture(scope="session")
+def registry(app_settings: dict[str, Any], monkeypatch_session: pytest.MonkeyPatch) -> Iterator[Any]:
+    from ehs_core.config import configure
+    from ehs_core.jobs import start_in_process_runner
+    from ehs_core.migrations import upgrade
+
+    for key in [k for k in os.environ if k.startswith("EHS_") and not k.startswith("EHS_TEST_")]:
+        monkeypatch_session.delenv(key)
+    monkeypatch_session.delenv("MAX_UPLOAD_MB", raising=False)
+    monkeypatch_session.delenv("TZ", raising=False)
+    config = configure(dict(app_settings))
+    upgrade(config.registry)
+    config.registry["wsgi_app"] = config.make_wsgi_app()
+    runner = start_in_process_runner(config.registry)
+    yield config.registry
+    if runner is not None:
+        runner.stop()
+    config.registry["db.engine"].dispose()
+
+
+@pytest.fixture(scope="session")
+def monkeypatch_session() -> Iterator[pytest.MonkeyPatch]:
+    patcher = pytest.MonkeyPatch()
+    yield patcher
+    patcher.undo()
+
+
+@pytest.fixture
+def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
+    """A session on the test's outer transaction; the app's requests run in
+    savepoints inside it, so they commit for real and everything is rolled
+    back after the test."""
+    engine = registry["db.engine"]
+    connection = engine.connect()
+    outer = connection.begin()
+    factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint",
+                           expire_on_commit=False)
+    original = registry["dbsession_factory"]
+    registry["dbsession_factory"] = factory
+    session = factory()
+    yield session
+    session.close()
+    registry["dbsession_factory"] = original
+    outer.rollback()
+    connection.close()
+
+
+# --- HTTP clients ------------------------------------------------------
+
+
+class Client(webtest.TestApp):
+    """A browser: its own cookie jar, sending the site's Origin."""
+
+    def __init__(self, app: Any, origin: str = PUBLIC_URL) -> None:
+        super().__init__(app, extra_environ={"HTTP_ORIGIN": origin, "REMOTE_ADDR": "127.0.0.1"})
+
+    def login(self, email: str, password: str = PASSWORD) -> dict:
+        return self.post_json("/api/auth/login", {"email": email, "password": password}).json
+
+
+@pytest.fixture
+def new_client(registry: Any, dbsession: Any) -> Callable[..., Client]:
+    def make(**kw: Any) -> Client:
+        return Client(registry["wsgi_app"], **kw)
+    return make
+
+
+@pytest.fixture
+def client(new_client: Callable[..., Client]) -> Client:
+    return new_client()
+
+
+@pytest.fixture
+def admin(new_client: Callable[..., Client], inbox: Inbox) -> Client:
+    """A client signed in as the organization's first admin."""
+    browser = new_client()
+    browser.post_json("/api/setup", {"organizationName": "Acme Works", "name": "Ada Admin",
+                                     "email": "admin@acme.test", "password": PASSWORD})
+    return browser
+
+
+@pytest.fixture
+def make_user(admin: Client, new_client: Callable[..., Client]) -> Callable[..., Client]:
+    """Create a user of a role (through the API) and return a signed-in client."""
+    counter = iter(range(1, 10_000))
+
+    def make(role: str = "reporter", name: str | None = None, email: str | None = None) -> Client:
+        n = next(counter)
+        email = email or f"{role}{n}@acme.test"
+        created = admin.post_json("/api/users", {"name": name or f"{role.title()} {n}",
+                                                 "email": email, "role": role,
+                                                 "password": PASSWORD}).json
+        browser = new_client()
+        browser.login(email)
+        browser.user = created["user"]
+        return browser
+
+    return make

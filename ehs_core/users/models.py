@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ehs_core.db import Base, UTCDateTime, utcnow
+
+
+class Organization(Base):
+    """The one organization of an installation, created by setup."""
+
+    __tablename__ = "organizations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    # Stored lower-cased (see normalize_email), unique across the installation.
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    role: Mapped[str] = mapped_column(String(20))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # None until the user sets a password (invited users, magic-link only users).
+    password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+def normalize_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def user_json(user: User) -> dict:
+    return {"id": user.id, "name": user.name, "email": user.email, "role": user.role,
+            "active": user.active}
