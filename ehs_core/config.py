@@ -25,6 +25,12 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
     config.include("ehs_core.users")
     config.include("ehs_core.sites")
+    config.include("ehs_core.incidents")  # add_incident_section, add_incident_filter
+    config.include("ehs_core.workflow")  # add_transition_guard, transitions
+    config.include("ehs_core.audit")  # timeline
+    config.include("ehs_core.investigation")
+    config.include("ehs_core.actions")  # also the daily digest job
+    config.include("ehs_core.attachments")
     config.include("ehs_core.pages")  # /auth/magic, /auth/reset
     config.commit()
     # Plugins come last and use the same directives the core used above.

@@ -70,3 +70,53 @@ class UserUpdated(Event):
     """A user was changed (attributes: user, changes)."""
 
     after = AfterUserUpdated
+
+
+class AfterIncidentCreated(AfterCommit):
+    """After-commit twin of IncidentCreated."""
+
+
+class IncidentCreated(Event):
+    """A report was filed (attributes: incident)."""
+
+    after = AfterIncidentCreated
+
+
+class AfterIncidentUpdated(AfterCommit):
+    """After-commit twin of IncidentUpdated."""
+
+
+class IncidentUpdated(Event):
+    """Incident fields changed (attributes: incident, changes)."""
+
+    after = AfterIncidentUpdated
+
+
+class AfterIncidentTransitioned(AfterCommit):
+    """After-commit twin of IncidentTransitioned."""
+
+
+class IncidentTransitioned(Event):
+    """The workflow moved (attributes: incident, source, target, note)."""
+
+    after = AfterIncidentTransitioned
+
+
+class AfterActionCreated(AfterCommit):
+    """After-commit twin of ActionCreated."""
+
+
+class ActionCreated(Event):
+    """A corrective action was added (attributes: incident, action)."""
+
+    after = AfterActionCreated
+
+
+class AfterActionUpdated(AfterCommit):
+    """After-commit twin of ActionUpdated."""
+
+
+class ActionUpdated(Event):
+    """A corrective action changed (attributes: incident, action, changes)."""
+
+    after = AfterActionUpdated

@@ -145,7 +145,22 @@ class QueryBool(_JSONType):
         raise colander.Invalid(node, "Must be true or false")
 
 
+def unless_null(validator: Any) -> Any:
+    """colander runs validators on None too; null means "clear", which a
+    nullable field always allows."""
+    if validator is None:
+        return None
+
+    def validate(node: colander.SchemaNode, value: Any) -> None:
+        if value is not None:
+            validator(node, value)
+
+    return validate
+
+
 def field(typ: colander.SchemaType, missing: Any = required, **kw: Any) -> colander.SchemaNode:
+    if getattr(typ, "nullable", False) and "validator" in kw:
+        kw["validator"] = unless_null(kw["validator"])
     return colander.SchemaNode(typ, missing=missing, **kw)
 
 
@@ -154,8 +169,7 @@ def text(max_length: int, *, min_length: int = 0, missing: Any = required,
     length = {"min": min_length, "max": max_length}
     if min_length == 1:
         length["min_err"] = "Must not be empty"
-    return colander.SchemaNode(Str(nullable=nullable), missing=missing,
-                               validator=colander.Length(**length), **kw)
+    return field(Str(nullable=nullable), missing=missing, validator=colander.Length(**length), **kw)
 
 
 def json_body(request: Request) -> dict[str, Any]:

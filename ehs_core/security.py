@@ -49,6 +49,15 @@ class Permission(StrEnum):
     list_users = "list_users"
     manage_users = "manage_users"
     manage_sites = "manage_sites"
+    # Incidents and what hangs off them; granted by the incident's own ACL.
+    view_incident = "view_incident"
+    update_incident = "update_incident"
+    comment_incident = "comment_incident"
+    upload_attachment = "upload_attachment"
+    manage_investigation = "manage_investigation"
+    view_all_actions = "view_all_actions"
+    edit_action = "edit_action"
+    delete_attachment = "delete_attachment"
 
 
 @dataclass
@@ -126,7 +135,8 @@ class Root:
 
     __acl__ = [
         (Allow, role_principal(Role.reporter), Permission.signed_in),
-        (Allow, role_principal(Role.supervisor), Permission.view_assignable_users),
+        (Allow, role_principal(Role.supervisor),
+         (Permission.view_assignable_users, Permission.view_all_actions)),
         (Allow, role_principal(Role.safety_manager), (Permission.list_users, Permission.manage_sites)),
         (Allow, role_principal(Role.admin), Permission.manage_users),
     ]

@@ -40,12 +40,12 @@ def add_mail_template(config: Configurator, name: str, spec: str) -> None:
     config.action(("ehs.mail_template", name), register)
 
 
-def render(registry: Registry, name: str, **context: Any) -> tuple[str, str]:
-    subject, body = registry["mail_templates"][name]
+def render(registry: Registry, template: str, /, **context: Any) -> tuple[str, str]:
+    subject, body = registry["mail_templates"][template]
     return subject.substitute(context), body.substitute(context)
 
 
-def send_mail(request: Request, to: str, template: str, **context: Any) -> None:
+def send_mail(request: Request, to: str, template: str, /, **context: Any) -> None:
     """Render now, deliver after commit."""
     context.setdefault("public_url", request.registry.settings["ehs.public_url"])
     subject, body = render(request.registry, template, **context)

@@ -45,7 +45,7 @@ class SiteUpdateSchema(colander.MappingSchema):
     archived = field(Bool(), missing=drop)
     streetAddress = text(200, missing=drop, nullable=True)
     city = text(100, missing=drop, nullable=True)
-    state = colander.SchemaNode(
+    state = field(
         Str(nullable=True), missing=drop,
         validator=colander.Regex(r"^[A-Za-z]{2}$", "Must be a 2-letter state or territory code"),
     )
@@ -56,7 +56,7 @@ class SiteUpdateSchema(colander.MappingSchema):
     industryDescription = text(300, missing=drop, nullable=True)
     ein = colander.SchemaNode(_Digits(nullable=True), missing=drop,
                               validator=_digits((9,), "Must be a 9-digit EIN"))
-    establishmentType = colander.SchemaNode(
+    establishmentType = field(
         Int(nullable=True), missing=drop,
         validator=colander.OneOf([1, 2, 3]),
         description="1 not a government entity, 2 state government, 3 local government",

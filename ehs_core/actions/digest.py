@@ -1,0 +1,57 @@
+"""The daily digest: each assignee gets one mail listing their open actions
+due tomorrow or overdue. Run by the worker each morning (07:00 in the
+server's zone) and by `ehs digest CONFIG`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable
+
+from pyramid.registry import Registry
+from sqlalchemy import or_, select
+
+from ehs_core.actions import server_zone, today
+from ehs_core.actions.models import PENDING, CorrectiveAction
+from ehs_core.incidents.models import Incident
+from ehs_core.mail import DELIVER_JOB, render
+from ehs_core.users.models import User
+
+DIGEST_HOUR = 7
+
+
+def daily_schedule(registry: Registry) -> Callable[[dt.datetime], bool]:
+    def due(moment: dt.datetime) -> bool:
+        local = moment.replace(tzinfo=dt.UTC).astimezone(server_zone(registry))
+        return local.hour == DIGEST_HOUR and local.minute == 0
+    return due
+
+
+def send_digests(registry: Registry) -> int:
+    """Queue one digest per assignee; returns how many."""
+    on = today(registry)
+    tomorrow = on + dt.timedelta(days=1)
+    factory = registry["dbsession_factory"]
+    with factory() as dbsession:
+        rows = dbsession.execute(
+            select(CorrectiveAction, Incident, User)
+            .join(Incident, Incident.id == CorrectiveAction.incident_id)
+            .join(User, User.id == CorrectiveAction.assignee_id)
+            .where(CorrectiveAction.status.in_(PENDING), User.active.is_(True),
+                   or_(CorrectiveAction.due_date < on, CorrectiveAction.due_date == tomorrow))
+            .order_by(User.id, CorrectiveAction.due_date, CorrectiveAction.id)).all()
+    per_user: dict[int, list] = defaultdict(list)
+    users = {}
+    for action, incident, user in rows:
+        per_user[user.id].append((action, incident))
+        users[user.id] = user
+    public_url = registry.settings["ehs.public_url"]
+    job = registry["jobs"][DELIVER_JOB]
+    for user_id, items in per_user.items():
+        lines = "\n".join(
+            f"- {incident.reference}: {action.title} (due {action.due_date.isoformat()}"
+            f"{', OVERDUE' if action.due_date < on else ''})" for action, incident in items)
+        subject, body = render(registry, "action_digest", name=users[user_id].name,
+                               count=len(items), lines=lines, public_url=public_url)
+        job({"to": users[user_id].email, "subject": subject, "body": body})
+    return len(per_user)

@@ -1,0 +1,30 @@
+"""Mail the assignee of a new (or reassigned) corrective action."""
+
+from __future__ import annotations
+
+from pyramid.events import subscriber
+
+from ehs_core.events import ActionCreated, ActionUpdated
+from ehs_core.mail import send_mail
+from ehs_core.users.models import User
+
+
+def _notify(event: ActionCreated | ActionUpdated) -> None:
+    action, incident, request = event.action, event.incident, event.request
+    user = request.dbsession.get(User, action.assignee_id) if action.assignee_id else None
+    if user is None or not user.active:
+        return
+    send_mail(request, user.email, "action_assigned", name=user.name, title=action.title,
+              reference=incident.reference, incident_title=incident.title, number=incident.number,
+              due=action.due_date.isoformat() if action.due_date else "no due date")
+
+
+@subscriber(ActionCreated)
+def notify_assignee(event: ActionCreated) -> None:
+    _notify(event)
+
+
+@subscriber(ActionUpdated)
+def notify_new_assignee(event: ActionUpdated) -> None:
+    if "assigneeId" in event.changes:
+        _notify(event)

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import quote
+
+from pyramid.authorization import Allow
+from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
+from pyramid.request import Request
+from pyramid.response import FileResponse, Response
+from pyramid.view import view_config
+from sqlalchemy import func, select
+
+from ehs_core import audit
+from ehs_core.attachments import MAX_PER_INCIDENT, attachment_json
+from ehs_core.attachments.models import Attachment
+from ehs_core.attachments.storage import clean_filename, detect_type, remove_after_commit, store, upload_dir
+from ehs_core.db import utcnow
+from ehs_core.errors import APIError
+from ehs_core.incidents.models import Incident
+from ehs_core.incidents.resources import IncidentContext, context_for
+from ehs_core.security import Permission, Role, role_principal
+
+log = logging.getLogger(__name__)
+
+# Served files run nothing: no scripts, no plugins, no same-origin access.
+SANDBOX_CSP = "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
+
+
+class AttachmentContext:
+    def __init__(self, incident_context: IncidentContext, attachment: Attachment) -> None:
+        self.attachment = attachment
+        acl = list(incident_context.__acl__)
+        acl.append((Allow, role_principal(Role.supervisor), Permission.delete_attachment))
+        if attachment.uploaded_by_id is not None:
+            acl.append((Allow, f"user:{attachment.uploaded_by_id}", Permission.delete_attachment))
+        self.__acl__ = acl
+
+
+def attachment_factory(request: Request) -> AttachmentContext:
+    item = request.dbsession.get(Attachment, int(request.matchdict["id"]))
+    if item is None or request.identity is None or not request.identity.is_user:
+        raise HTTPNotFound()
+    return AttachmentContext(context_for(request, item.incident_id), item)
+
+
+class Refused(Exception):
+    """A file that is not kept: (status, message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None) -> Attachment:
+    """Check and keep one uploaded file (cgi.FieldStorage-like); raises
+    Refused. Shared with plugins that accept files (the kiosk)."""
+    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+    source = upload.file
+    source.seek(0, 2)
+    size = source.tell()
+    if size > limit:
+        raise Refused(413, f"The file is larger than {limit // (1024 * 1024)} MB")
+    if size == 0:
+        raise Refused(400, "The file is empty")
+    source.seek(0)
+    content_type = detect_type(source.read(8192))
+    if content_type is None:
+        raise Refused(415, "Only photos (JPEG, PNG, WebP, GIF, HEIC) and PDF files are accepted")
+    dbsession = request.dbsession
+    count = dbsession.execute(select(func.count()).select_from(Attachment)
+                              .where(Attachment.incident_id == incident.id)).scalar()
+    if count >= MAX_PER_INCIDENT:
+        raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
+    storage_name, stored_size = store(request, source)
+    item = Attachment(incident_id=incident.id, filename=clean_filename(upload.filename, content_type),
+                      storage_name=storage_name, content_type=content_type, size=stored_size,
+                      uploaded_by_id=uploader_id, created_at=utcnow())
+    dbsession.add(item)
+    dbsession.flush()
+    audit.record(request, incident.id, "attachment.created",
+                 {"id": {"old": None, "new": item.id}, "filename": {"old": None, "new": item.filename},
+                  "contentType": {"old": None, "new": content_type}}, actor_id=uploader_id)
+    return item
+
+
+@view_config(route_name="incident.attachments", request_method="POST", renderer="json",
+             permission=Permission.upload_attachment)
+def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
+    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+    if request.content_length and request.content_length > limit + 64 * 1024:
+        raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
+    if not (request.content_type or "").startswith("multipart/form-data"):
+        raise APIError(415, "Send the file as multipart/form-data in the field 'file'")
+    upload = request.POST.get("file")
+    if upload is None or not hasattr(upload, "file"):
+        raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
+    # Lock the incident: concurrent uploads must not exceed the per-incident limit.
+    incident = request.dbsession.get(Incident, context.incident.id, with_for_update=True)
+    try:
+        item = save_upload(request, incident, upload, request.identity.user_id)
+    except Refused as exc:
+        raise APIError(exc.status, exc.message) from None
+    request.response.status = 201
+    return attachment_json(item)
+
+
+def content_disposition(kind: str, filename: str) -> str:
+    """RFC 6266: an ASCII fallback plus the UTF-8 name."""
+    fallback = filename.encode("ascii", "replace").decode().replace("?", "_").replace('"', "")
+    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+@view_config(route_name="attachment", request_method="GET", permission=Permission.view_incident)
+def download(context: AttachmentContext, request: Request) -> Response:
+    item = context.attachment
+    path = upload_dir(request) / item.storage_name
+    if not path.is_file():
+        log.error("attachment %s has no file %s", item.id, item.storage_name)
+        raise HTTPNotFound()
+    response = FileResponse(str(path), request=request, content_type=item.content_type)
+    kind = "inline" if item.content_type.startswith("image/") else "attachment"
+    response.headers["Content-Disposition"] = content_disposition(kind, item.filename)
+    response.headers["Content-Security-Policy"] = SANDBOX_CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@view_config(route_name="attachment", request_method="DELETE", permission=Permission.delete_attachment)
+def delete(context: AttachmentContext, request: Request) -> HTTPNoContent:
+    item = context.attachment
+    audit.record(request, item.incident_id, "attachment.deleted",
+                 {"id": {"old": item.id, "new": None}, "filename": {"old": item.filename, "new": None}})
+    remove_after_commit(request, item.storage_name)
+    request.dbsession.delete(item)
+    return HTTPNoContent()

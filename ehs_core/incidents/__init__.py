@@ -1,0 +1,39 @@
+"""Incident reports: filing, listing, detail, updates, comments, export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+from sqlalchemy import Select
+
+from ehs_core.incidents.models import Incident
+from ehs_core.incidents.schemas import SEVERITY_QUERY, SITE_QUERY, STATUS_QUERY, TYPE_QUERY
+
+INCIDENT = r"/api/incidents/{number:\d{1,9}}"
+FACTORY = "ehs_core.incidents.resources.incident_factory"
+
+
+def _column_filter(column: Any):
+    def apply(query: Select, value: Any, request: Request) -> Select:
+        return query.where(column == value)
+    return apply
+
+
+def includeme(config: Configurator) -> None:
+    config.include(".extensions")
+    config.add_route("incidents.export", "/api/incidents/export")
+    config.add_route("incidents", "/api/incidents")
+    config.add_route("incident", INCIDENT, factory=FACTORY)
+    config.add_route("incident.comments", INCIDENT + "/comments", factory=FACTORY)
+    config.add_route("incident.timeline", INCIDENT + "/timeline", factory=FACTORY)
+    # The core's own filters, through the same directive plugins use.
+    config.add_incident_filter("type", TYPE_QUERY, _column_filter(Incident.type))
+    config.add_incident_filter("severity", SEVERITY_QUERY, _column_filter(Incident.severity))
+    config.add_incident_filter("status", STATUS_QUERY, _column_filter(Incident.status))
+    config.add_incident_filter("siteId", SITE_QUERY, _column_filter(Incident.site_id))
+    config.add_mail_template("incident_reported", "ehs_core.mail:templates/incident_reported.txt")
+    config.scan(".views")
+    config.scan(".export")
+    config.scan(".notices")

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ehs_core.db import Base, UTCDateTime, utcnow
+
+
+class IncidentType(StrEnum):
+    near_miss = "near_miss"
+    hazard = "hazard"
+    injury = "injury"
+    illness = "illness"
+    property_damage = "property_damage"
+    environmental = "environmental"
+
+
+class Severity(StrEnum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
+class Status(StrEnum):
+    reported = "reported"
+    triage = "triage"
+    investigation = "investigation"
+    actions = "actions"
+    verification = "verification"
+    closed = "closed"
+
+
+class IncidentCounter(Base):
+    """The last incident number given out, per organization. Taking a number
+    updates this row in the creating transaction: the row lock serialises
+    concurrent reports and a rollback returns the number, so numbers have no
+    gaps and no duplicates (a sequence would leave gaps)."""
+
+    __tablename__ = "incident_counters"
+
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
+    last_number: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Incident(Base):
+    __tablename__ = "incidents"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "number", name="uq_incidents_org_number"),
+        UniqueConstraint("organization_id", "client_id", name="uq_incidents_org_client_id"),
+        Index("ix_incidents_created", "organization_id", "number"),
+        Index("ix_incidents_reporter_id", "reporter_id"),
+        Index("ix_incidents_site_status", "site_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(30))
+    severity: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20), default=Status.reported)
+    # The instant in UTC plus the reporter's offset, so it is shown as given.
+    occurred_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    occurred_offset_minutes: Mapped[int] = mapped_column(SmallInteger, default=0)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    area_id: Mapped[int | None] = mapped_column(ForeignKey("areas.id"), nullable=True)
+    location_detail: Mapped[str | None] = mapped_column(Text, nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    immediate_action: Mapped[str | None] = mapped_column(Text, nullable=True)
+    anonymous: Mapped[bool] = mapped_column(Boolean, default=False)
+    # None for anonymous reports: the reporter is recorded nowhere.
+    reporter_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    client_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    closed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    @property
+    def reference(self) -> str:
+        return reference(self.number)
+
+
+def reference(number: int) -> str:
+    return f"INC-{number:04d}"
+
+
+class Comment(Base):
+    __tablename__ = "comments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    body: Mapped[str] = mapped_column(Text)
+    # Set when the comment is the note of a workflow transition.
+    transition_to: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

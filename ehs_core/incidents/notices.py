@@ -1,0 +1,33 @@
+"""Notice of serious reports: a high or critical incident is mailed to every
+active safety manager and admin (after commit, like all mail)."""
+
+from __future__ import annotations
+
+from pyramid.events import subscriber
+from sqlalchemy import select
+
+from ehs_core.events import IncidentCreated
+from ehs_core.incidents.models import Severity
+from ehs_core.incidents.serialize import occurred_at
+from ehs_core.mail import send_mail
+from ehs_core.security import Role
+from ehs_core.sites.models import Site
+from ehs_core.users.models import User
+
+NOTIFY_SEVERITIES = (Severity.high, Severity.critical)
+
+
+@subscriber(IncidentCreated)
+def notify_serious_incident(event: IncidentCreated) -> None:
+    incident = event.incident
+    if incident.severity not in NOTIFY_SEVERITIES:
+        return
+    request = event.request
+    recipients = request.dbsession.execute(select(User.email).where(
+        User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
+    site = request.dbsession.get(Site, incident.site_id)
+    for email in recipients:
+        send_mail(request, email, "incident_reported", reference=incident.reference,
+                  number=incident.number, title=incident.title, severity=incident.severity,
+                  type=incident.type.replace("_", " "), site=site.name if site else "",
+                  occurred=occurred_at(incident))

@@ -1,0 +1,88 @@
+"""Who may see and touch an incident: the visibility rule and the incident's
+ACL, used by every endpoint that takes an incident number.
+
+Supervisors and above see every incident; a reporter sees what they reported
+and incidents in which they are assigned a corrective action. Anything else
+answers 404, exactly as a number that does not exist, so existence does not
+leak (ASVS 5 8.2.2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.authorization import Allow
+from pyramid.httpexceptions import HTTPNotFound
+from pyramid.request import Request
+from sqlalchemy import Select, or_, select
+
+from ehs_core.actions.models import CorrectiveAction
+from ehs_core.incidents.models import Incident
+from ehs_core.security import Identity, Permission, Role, role_at_least, role_principal
+
+# What a supervisor may do on every incident (workflow rows add their own roles).
+SUPERVISOR_PERMISSIONS = (
+    Permission.view_incident, Permission.update_incident, Permission.comment_incident,
+    Permission.upload_attachment, Permission.manage_investigation,
+)
+# What a reporter may do on an incident they can see.
+VIEWER_PERMISSIONS = (Permission.view_incident, Permission.comment_incident,
+                      Permission.upload_attachment)
+
+
+def sees_everything(identity: Identity | None) -> bool:
+    return bool(identity and identity.is_user and role_at_least(identity.role, Role.supervisor))
+
+
+def visible_incidents(query: Select, identity: Identity | None) -> Select:
+    """Restrict an incident query to what the caller may see."""
+    if sees_everything(identity):
+        return query
+    if identity is None or not identity.is_user:
+        return query.where(Incident.id.is_(None))
+    assigned = select(CorrectiveAction.incident_id).where(CorrectiveAction.assignee_id == identity.user_id)
+    return query.where(or_(Incident.reporter_id == identity.user_id, Incident.id.in_(assigned)))
+
+
+class IncidentContext:
+    def __init__(self, request: Request, incident: Incident) -> None:
+        self.request = request
+        self.incident = incident
+
+    @property
+    def __acl__(self) -> list[tuple[Any, ...]]:
+        acl: list[tuple[Any, ...]] = [(Allow, role_principal(Role.supervisor), SUPERVISOR_PERMISSIONS)]
+        if self.incident.reporter_id is not None:
+            acl.append((Allow, f"user:{self.incident.reporter_id}", VIEWER_PERMISSIONS))
+        assignees = self.request.dbsession.execute(
+            select(CorrectiveAction.assignee_id).distinct()
+            .where(CorrectiveAction.incident_id == self.incident.id,
+                   CorrectiveAction.assignee_id.is_not(None))).scalars()
+        acl.extend((Allow, f"user:{user_id}", VIEWER_PERMISSIONS) for user_id in assignees)
+        return acl
+
+
+def load_visible(request: Request, incident: Incident | None) -> IncidentContext:
+    if incident is None:
+        raise HTTPNotFound()
+    context = IncidentContext(request, incident)
+    if not request.has_permission(Permission.view_incident, context):
+        raise HTTPNotFound()
+    return context
+
+
+def incident_factory(request: Request) -> IncidentContext:
+    """Context factory for routes with {number}."""
+    identity = request.identity
+    if identity is None or not identity.is_user:
+        # Not signed in: let the view's permission answer 401.
+        return IncidentContext(request, Incident(id=0, reporter_id=None))
+    number = int(request.matchdict["number"])
+    query = select(Incident).where(Incident.organization_id == identity.user.organization_id,
+                                   Incident.number == number)
+    return load_visible(request, request.dbsession.execute(query).scalar())
+
+
+def context_for(request: Request, incident_id: int) -> IncidentContext:
+    """The visible incident that a root cause, action or file belongs to."""
+    return load_visible(request, request.dbsession.get(Incident, incident_id))

@@ -1,0 +1,77 @@
+"""Incident JSON, built for a whole page at once (names and plugin sections
+in a constant number of queries)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pyramid.request import Request
+from sqlalchemy import select
+
+from ehs_core.incidents.extensions import sections_for
+from ehs_core.incidents.models import Incident
+from ehs_core.serialize import iso
+from ehs_core.sites.models import Area, Site
+from ehs_core.users.models import User
+
+
+def occurred_at(incident: Incident) -> str:
+    """The instant in the offset it was reported with (e.g. 2026-03-01T08:15:00+02:00)."""
+    zone = dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
+    text = incident.occurred_at.astimezone(zone).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def user_names(request: Request, ids: set[int | None]) -> dict[int, str]:
+    ids = {i for i in ids if i is not None}
+    if not ids:
+        return {}
+    return dict(request.dbsession.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
+
+
+def person(names: dict[int, str], user_id: int | None) -> dict[str, Any] | None:
+    return {"id": user_id, "name": names.get(user_id)} if user_id is not None else None
+
+
+def incidents_json(request: Request, incidents: list[Incident], detail: bool = False) -> list[dict[str, Any]]:
+    if not incidents:
+        return []
+    dbsession = request.dbsession
+    site_ids = {i.site_id for i in incidents}
+    area_ids = {i.area_id for i in incidents if i.area_id}
+    sites = dict(dbsession.execute(select(Site.id, Site.name).where(Site.id.in_(site_ids))).all())
+    areas = dict(dbsession.execute(select(Area.id, Area.name).where(Area.id.in_(area_ids))).all()) \
+        if area_ids else {}
+    names = user_names(request, {i.reporter_id for i in incidents})
+    extra = sections_for(request, incidents, detail)
+    items = []
+    for incident in incidents:
+        item = {
+            "number": incident.number,
+            "reference": incident.reference,
+            "title": incident.title,
+            "type": incident.type,
+            "severity": incident.severity,
+            "status": incident.status,
+            "occurredAt": occurred_at(incident),
+            "siteId": incident.site_id,
+            "siteName": sites.get(incident.site_id),
+            "areaId": incident.area_id,
+            "areaName": areas.get(incident.area_id),
+            "locationDetail": incident.location_detail,
+            "description": incident.description,
+            "immediateAction": incident.immediate_action,
+            "anonymous": incident.anonymous,
+            "reporter": person(names, incident.reporter_id),
+            "createdAt": iso(incident.created_at),
+            "updatedAt": iso(incident.updated_at),
+            "closedAt": iso(incident.closed_at),
+        }
+        item.update(extra[incident.id])
+        items.append(item)
+    return items
+
+
+def incident_json(request: Request, incident: Incident, detail: bool = False) -> dict[str, Any]:
+    return incidents_json(request, [incident], detail)[0]

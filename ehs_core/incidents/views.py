@@ -1,0 +1,233 @@
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import colander
+from pyramid.request import Request
+from pyramid.view import view_config
+from sqlalchemy import Select, func, or_, select
+
+from ehs_core import audit
+from ehs_core.db import utcnow
+from ehs_core.errors import APIError, invalid
+from ehs_core.events import IncidentCreated, IncidentUpdated, publish
+from ehs_core.incidents import extensions
+from ehs_core.incidents.models import Comment, Incident
+from ehs_core.incidents.numbering import lock_counter, next_incident_number
+from ehs_core.incidents.resources import IncidentContext, visible_incidents
+from ehs_core.incidents.schemas import (
+    CommentSchema,
+    IncidentCreateSchema,
+    IncidentQuerySchema,
+    IncidentUpdateSchema,
+)
+from ehs_core.incidents.serialize import incident_json, incidents_json, iso, person, user_names
+from ehs_core.schemas import validate_body, validate_query
+from ehs_core.security import Permission
+from ehs_core.sites.models import Area, Site
+from ehs_core.workflow import transitions_for
+
+log = logging.getLogger(__name__)
+
+# JSON field -> column, for the fields a report is created and updated with.
+FIELDS = {
+    "title": "title", "type": "type", "severity": "severity", "siteId": "site_id",
+    "areaId": "area_id", "locationDetail": "location_detail", "description": "description",
+    "immediateAction": "immediate_action",
+}
+# Fields compared when a clientId is sent again: a different report under a
+# used key is a client bug, not a retry.
+IDEMPOTENCY_FIELDS = ("title", "type", "severity", "site_id")
+
+
+def check_location(request: Request, site_id: int, area_id: int | None, new: bool) -> None:
+    site = request.dbsession.get(Site, site_id)
+    if site is None or (new and site.archived):
+        raise invalid("siteId", "Unknown site")
+    if area_id is not None:
+        area = request.dbsession.get(Area, area_id)
+        if area is None or area.site_id != site_id or (new and area.archived):
+            raise invalid("areaId", "The area must belong to the incident's site")
+
+
+def set_occurred_at(incident: Incident, moment: Any) -> None:
+    incident.occurred_at = moment
+    incident.occurred_offset_minutes = int(moment.utcoffset().total_seconds() // 60)
+
+
+def create_incident(request: Request, data: dict[str, Any], organization_id: int,
+                    reporter_id: int | None) -> tuple[Incident, bool]:
+    """File a report; returns (incident, created). Shared by the API and
+    plugins (the kiosk) so every report gets the same numbering, idempotency,
+    audit entry and events."""
+    dbsession = request.dbsession
+    check_location(request, data["siteId"], data.get("areaId"), new=True)
+    last = lock_counter(dbsession, organization_id)
+    if data.get("clientId"):
+        existing = dbsession.execute(select(Incident).where(
+            Incident.organization_id == organization_id,
+            Incident.client_id == data["clientId"])).scalar()
+        if existing is not None:
+            return existing, False
+    incident = Incident(organization_id=organization_id, status="reported",
+                        number=next_incident_number(dbsession, organization_id, last),
+                        anonymous=data["anonymous"], client_id=data.get("clientId"),
+                        reporter_id=None if data["anonymous"] else reporter_id)
+    for key, attr in FIELDS.items():
+        setattr(incident, attr, data.get(key))
+    set_occurred_at(incident, data["occurredAt"])
+    incident.created_at = incident.updated_at = utcnow()
+    dbsession.add(incident)
+    dbsession.flush()
+    created = audit.diff({}, {key: data.get(key) for key in (*FIELDS, "occurredAt", "anonymous")})
+    # An anonymous report records no actor, here or anywhere.
+    audit.record(request, incident.id, "incident.created", created,
+                 actor_id=incident.reporter_id)
+    publish(request, IncidentCreated(request, incident=incident))
+    log.info("incident %s filed", incident.reference)
+    return incident, True
+
+
+def replay_allowed(request: Request, incident: Incident, data: dict[str, Any]) -> bool:
+    return all(getattr(incident, attr) == data.get(key)
+               for key, attr in FIELDS.items() if attr in IDEMPOTENCY_FIELDS)
+
+
+@view_config(route_name="incidents", request_method="POST", renderer="json",
+             permission=Permission.signed_in)
+def create(request: Request) -> dict:
+    data = validate_body(request, IncidentCreateSchema())
+    user = request.identity.user
+    incident, created = create_incident(request, data, user.organization_id, user.id)
+    if not created:
+        visible = incident.anonymous or incident.reporter_id == user.id or request.has_permission(
+            Permission.view_incident, IncidentContext(request, incident))
+        if not visible:
+            raise APIError(409, "This clientId was already used")
+        if not replay_allowed(request, incident, data):
+            raise APIError(422, "This clientId was already used for a different report")
+        request.response.status = 200
+    else:
+        request.response.status = 201
+    return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+
+
+def list_query(request: Request, query: dict[str, Any]) -> Select:
+    identity = request.identity
+    stmt = select(Incident).where(Incident.organization_id == identity.user.organization_id)
+    stmt = visible_incidents(stmt, identity)
+    text = query.get("q")
+    if text:
+        terms = [Incident.title.icontains(text, autoescape=True),
+                 Incident.description.icontains(text, autoescape=True),
+                 Incident.location_detail.icontains(text, autoescape=True)]
+        number = text.upper().removeprefix("INC-").strip()
+        if number.isdigit() and len(number) <= 9:
+            terms.append(Incident.number == int(number))
+        stmt = stmt.where(or_(*terms))
+    for item in extensions.filters(request):
+        if query.get(item.name) is not None:
+            stmt = item.apply(stmt, query[item.name], request)
+    return stmt
+
+
+def list_schema(request: Request) -> colander.SchemaNode:
+    schema = IncidentQuerySchema()
+    for item in extensions.filters(request):
+        schema.add(item.node.clone())
+    return schema
+
+
+@view_config(route_name="incidents", request_method="GET", renderer="json",
+             permission=Permission.signed_in)
+def list_incidents(request: Request) -> dict:
+    query = validate_query(request, list_schema(request))
+    stmt = list_query(request, query)
+    total = request.dbsession.execute(select(func.count()).select_from(stmt.subquery())).scalar()
+    page, size = query["page"], query["pageSize"]
+    rows = list(request.dbsession.execute(
+        stmt.order_by(Incident.number.desc()).limit(size).offset((page - 1) * size)).scalars())
+    return {"items": incidents_json(request, rows), "page": page, "pageSize": size, "total": total}
+
+
+def can_flags(request: Request, context: IncidentContext) -> dict[str, bool]:
+    incident = context.incident
+    supervisor = request.has_permission(Permission.update_incident, context)
+    return {
+        "update": bool(supervisor),
+        "transition": any(t["blockedReason"] is None for t in transitions_for(request, incident)),
+        "comment": bool(request.has_permission(Permission.comment_incident, context)),
+        "upload": bool(request.has_permission(Permission.upload_attachment, context)),
+        "investigate": bool(request.has_permission(Permission.manage_investigation, context)),
+        "addRootCause": bool(request.has_permission(Permission.manage_investigation, context)),
+        "addAction": bool(supervisor) and incident.status != "closed",
+    }
+
+
+def detail_extras(request: Request, incident: Incident) -> dict[str, Any]:
+    context = IncidentContext(request, incident)
+    return {"transitions": transitions_for(request, incident), "can": can_flags(request, context)}
+
+
+@view_config(route_name="incident", request_method="GET", renderer="json",
+             permission=Permission.view_incident)
+def detail(context: IncidentContext, request: Request) -> dict:
+    return incident_json(request, context.incident, detail=True) | detail_extras(request, context.incident)
+
+
+@view_config(route_name="incident", request_method="PATCH", renderer="json",
+             permission=Permission.update_incident)
+def update(context: IncidentContext, request: Request) -> dict:
+    data = validate_body(request, IncidentUpdateSchema())
+    incident = context.incident
+    site_id = data.get("siteId", incident.site_id)
+    if "siteId" in data and site_id != incident.site_id and "areaId" not in data:
+        data["areaId"] = None  # moving to another site clears the area
+    area_id = data.get("areaId", incident.area_id)
+    if "siteId" in data or "areaId" in data:
+        check_location(request, site_id, area_id, new=False)
+    before = {key: getattr(incident, attr) for key, attr in FIELDS.items()}
+    before["occurredAt"] = incident.occurred_at
+    for key, attr in FIELDS.items():
+        if key in data:
+            setattr(incident, attr, data[key])
+    after = {key: data[key] for key in data}
+    if "occurredAt" in data:
+        set_occurred_at(incident, data["occurredAt"])
+        after["occurredAt"] = data["occurredAt"]
+    changes = audit.diff(before, after)
+    if "occurredAt" in changes and data["occurredAt"] == before["occurredAt"]:
+        del changes["occurredAt"]  # same instant, only written differently
+    if changes:
+        incident.updated_at = utcnow()
+        audit.record(request, incident.id, "incident.updated", changes)
+        publish(request, IncidentUpdated(request, incident=incident, changes=changes))
+    return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+
+
+def comment_json(comment: Comment, names: dict[int, str]) -> dict[str, Any]:
+    return {"id": comment.id, "body": comment.body, "author": person(names, comment.author_id),
+            "transitionTo": comment.transition_to, "createdAt": iso(comment.created_at)}
+
+
+@view_config(route_name="incident.comments", request_method="GET", renderer="json",
+             permission=Permission.view_incident)
+def list_comments(context: IncidentContext, request: Request) -> list[dict]:
+    comments = list(request.dbsession.execute(
+        select(Comment).where(Comment.incident_id == context.incident.id)
+        .order_by(Comment.created_at, Comment.id)).scalars())
+    names = user_names(request, {c.author_id for c in comments})
+    return [comment_json(c, names) for c in comments]
+
+
+@view_config(route_name="incident.comments", request_method="POST", renderer="json",
+             permission=Permission.comment_incident)
+def add_comment(context: IncidentContext, request: Request) -> dict:
+    data = validate_body(request, CommentSchema())
+    comment = Comment(incident_id=context.incident.id, author_id=request.identity.user_id,
+                      body=data["body"], created_at=utcnow())
+    request.dbsession.add(comment)
+    request.dbsession.flush()
+    request.response.status = 201
+    return comment_json(comment, user_names(request, {comment.author_id}))
