@@ -13,6 +13,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 from pyramid.config import Configurator
 
+from ehs_core.directives import register_once
 from ehs_core.settings import SettingsError
 
 GROUP = "ehs.plugins"
@@ -41,7 +42,7 @@ def add_migrations(config: Configurator, name: str, location: str) -> None:
     def register() -> None:
         config.registry.setdefault("migration_branches", []).append(MigrationBranch(name, location))
 
-    config.action(("ehs.migrations", name), register)
+    register_once(config, "ehs.migrations", name, register)
 
 
 def include_enabled(config: Configurator, enabled: tuple[str, ...]) -> None:

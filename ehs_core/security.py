@@ -19,6 +19,8 @@ from pyramid.authorization import ACLHelper, Allow, Authenticated, Everyone
 from pyramid.config import Configurator
 from pyramid.request import Request
 
+from ehs_core.directives import register_once
+
 
 class Role(StrEnum):
     reporter = "reporter"
@@ -151,7 +153,7 @@ def add_identity_provider(config: Configurator, name: str, provider: IdentityPro
     def register() -> None:
         config.registry.setdefault("identity_providers", []).append(provider)
 
-    config.action(("ehs.identity_provider", name), register)
+    register_once(config, "ehs.identity_provider", name, register)
 
 
 def includeme(config: Configurator) -> None:

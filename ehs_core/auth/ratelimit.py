@@ -28,7 +28,8 @@ MAIL = Limit("mail", 5, dt.timedelta(minutes=15))
 
 def hit(dbsession: Session, limit: Limit, subject: str) -> dt.timedelta | None:
     """Count one attempt. Returns None if it is within the limit, else the
-    time until the oldest counted attempt leaves the window."""
+    time until the oldest counted attempt leaves the window (and the attempt
+    is refused without being counted)."""
     key = f"{limit.name}:{subject}"
     now = utcnow()
     since = now - limit.window
@@ -37,8 +38,9 @@ def hit(dbsession: Session, limit: Limit, subject: str) -> dt.timedelta | None:
     recent = dbsession.execute(
         select(func.count(), func.min(RateLimitHit.at)).where(RateLimitHit.key == key)
     ).one()
+    if recent[0] >= limit.count:
+        # Refused attempts are not counted, so Retry-After stays true.
+        return recent[1] + limit.window - now
     dbsession.add(RateLimitHit(key=key, at=now))
     dbsession.flush()
-    if recent[0] >= limit.count:
-        return recent[1] + limit.window - now
     return None

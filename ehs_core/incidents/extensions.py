@@ -14,6 +14,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import Select
 
+from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
 # provider(request, incidents) -> {incident.id: value}; one call for a whole
@@ -46,7 +47,7 @@ def add_incident_section(config: Configurator, name: str, provider: SectionProvi
     def register() -> None:
         config.registry.setdefault("incident_sections", []).append(section)
 
-    config.action(("ehs.incident_section", name), register)
+    register_once(config, "ehs.incident_section", name, register)
 
 
 def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNode,
@@ -60,7 +61,7 @@ def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNo
     def register() -> None:
         config.registry.setdefault("incident_filters", []).append(item)
 
-    config.action(("ehs.incident_filter", name), register)
+    register_once(config, "ehs.incident_filter", name, register)
 
 
 def sections_for(request: Request, incidents: list[Incident], detail: bool) -> dict[int, dict[str, Any]]:

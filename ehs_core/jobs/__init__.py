@@ -23,6 +23,7 @@ from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
 
+from ehs_core.directives import register_once
 from ehs_core.events import after_commit
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def add_job(config: Configurator, name: str, func: Callable[..., Any], *,
                                      retry_backoff=retry_backoff)(run)
         registry.setdefault("jobs", {})[name] = task
 
-    config.action(("ehs.job", name), register)
+    register_once(config, "ehs.job", name, register)
 
 
 def add_periodic_job(config: Configurator, name: str, func: Callable[..., Any],
@@ -66,7 +67,7 @@ def add_periodic_job(config: Configurator, name: str, func: Callable[..., Any],
         task = registry["huey"].periodic_task(schedule, name=name)(run)
         registry.setdefault("jobs", {})[name] = task
 
-    config.action(("ehs.job", name), register)
+    register_once(config, "ehs.job", name, register)
 
 
 def queue_job(request: Request, name: str, *args: Any) -> None:

@@ -17,6 +17,7 @@ from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
 
+from ehs_core.directives import register_once
 from ehs_core.jobs import queue_job
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def add_mail_template(config: Configurator, name: str, spec: str) -> None:
         templates = config.registry.setdefault("mail_templates", {})
         templates[name] = (string.Template(head[len("Subject: "):].strip()), string.Template(body))
 
-    config.action(("ehs.mail_template", name), register)
+    register_once(config, "ehs.mail_template", name, register)
 
 
 def render(registry: Registry, template: str, /, **context: Any) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pyramid.config import Configurator
 from pyramid.request import Request
 
+from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 from ehs_core.security import role_at_least
 from ehs_core.workflow.table import Transition, leaving
@@ -23,7 +24,7 @@ def add_transition_guard(config: Configurator, name: str, guard: Guard) -> None:
     def register() -> None:
         config.registry.setdefault("transition_guards", []).append(guard)
 
-    config.action(("ehs.transition_guard", name), register)
+    register_once(config, "ehs.transition_guard", name, register)
 
 
 def blocked_reason(request: Request, incident: Incident, transition: Transition) -> str | None:
