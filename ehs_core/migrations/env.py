@@ -10,12 +10,20 @@ connection = config.attributes.get("connection")
 if connection is None:
     raise SystemExit("Run migrations with `ehs migrate CONFIG.ini`.")
 
+
+
+def include_object(obj, name, type_, reflected, compare_to):
+    # Each history has its own version table; none is part of the models.
+    return not (type_ == "table" and name.startswith("alembic_version"))
+
+
 context.configure(
     connection=connection,
     target_metadata=Base.metadata,
     version_table=config.attributes["version_table"],
     render_as_batch=connection.dialect.name == "sqlite",
     transaction_per_migration=False,
+    include_object=include_object,
 )
 with context.begin_transaction():
     context.run_migrations()

@@ -1,7 +1,25 @@
-"""The kiosk plugin."""
+"""Reporting links ("kiosk"): people without accounts file reports from a QR
+code or a shared tablet. The link's token, sent as `X-Kiosk-Token`, can read
+the link's configuration and file reports, nothing else."""
 
 from pyramid.config import Configurator
+
+from ehs_plugins.kiosk.listeners import channel_section, kiosk_section
+from ehs_plugins.kiosk.security import kiosk_identity
 
 
 def includeme(config: Configurator) -> None:
     config.add_migrations("kiosk", "ehs_plugins.kiosk:migrations/versions")
+    config.add_identity_provider("kiosk", kiosk_identity)
+    config.add_incident_section("channel", channel_section)
+    config.add_incident_section("kiosk", kiosk_section)
+
+    config.add_route("kiosks", "/api/kiosks", factory="ehs_plugins.kiosk.views.KioskAdmin")
+    config.add_route("kiosk", r"/api/kiosks/{id:\d{1,9}}", factory="ehs_plugins.kiosk.views.KioskAdmin")
+    config.add_route("kiosk.config", "/api/kiosk/config",
+                     factory="ehs_plugins.kiosk.security.KioskRoot")
+    config.add_route("kiosk.reports", "/api/kiosk/reports",
+                     factory="ehs_plugins.kiosk.security.KioskRoot")
+    config.add_route("kiosk.page", "/k/{token}")
+    config.add_static_view("kiosk-static", "ehs_plugins.kiosk:static", cache_max_age=3600)
+    config.scan(".views")

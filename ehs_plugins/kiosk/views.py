@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import logging
+import secrets
+from importlib.resources import files
+from string import Template
+from typing import Any
+
+from pyramid.authorization import Allow
+from pyramid.httpexceptions import HTTPNotFound
+from pyramid.request import Request
+from pyramid.response import Response
+from pyramid.security import NO_PERMISSION_REQUIRED
+from pyramid.view import view_config
+from sqlalchemy import select
+
+from ehs_core.attachments.views import Refused, save_upload
+from ehs_core.auth import ratelimit
+from ehs_core.errors import APIError, invalid
+from ehs_core.incidents.views import create_incident
+from ehs_core.pages import PAGE_HEADERS
+from ehs_core.schemas import validate_body
+from ehs_core.security import Role, role_principal
+from ehs_core.serialize import iso
+from ehs_core.sites.models import Area, Site
+from ehs_core.users.models import Organization
+from ehs_plugins.kiosk.models import KioskLink, KioskReport
+from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
+from ehs_plugins.kiosk.security import FILE_REPORT
+
+log = logging.getLogger(__name__)
+
+MANAGE = "kiosk.manage"
+MAX_FILES = 5
+REPORT_LIMIT = ratelimit.Limit("kiosk", 30, dt.timedelta(minutes=10))
+
+
+class KioskAdmin:
+    __acl__ = [(Allow, role_principal(Role.safety_manager), MANAGE)]
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+
+
+def link_json(link: KioskLink) -> dict[str, Any]:
+    return {"id": link.id, "name": link.name, "siteId": link.site_id, "revoked": link.revoked,
+            "token": link.token, "createdAt": iso(link.created_at)}
+
+
+def check_site(request: Request, site_id: int | None) -> None:
+    if site_id is not None:
+        site = request.dbsession.get(Site, site_id)
+        if site is None or site.archived:
+            raise invalid("siteId", "Unknown site")
+
+
+@view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
+def list_links(request: Request) -> list[dict[str, Any]]:
+    links = request.dbsession.execute(select(KioskLink).order_by(KioskLink.id)).scalars()
+    return [link_json(link) for link in links]
+
+
+@view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE)
+def create_link(request: Request) -> dict[str, Any]:
+    data = validate_body(request, LinkCreateSchema())
+    check_site(request, data["siteId"])
+    link = KioskLink(organization_id=request.identity.user.organization_id, name=data["name"],
+                     site_id=data["siteId"], token=secrets.token_urlsafe(32), revoked=False)
+    request.dbsession.add(link)
+    request.dbsession.flush()
+    request.response.status = 201
+    return link_json(link)
+
+
+@view_config(route_name="kiosk", request_method="PATCH", renderer="json", permission=MANAGE)
+def update_link(request: Request) -> dict[str, Any]:
+    data = validate_body(request, LinkUpdateSchema())
+    link = request.dbsession.get(KioskLink, int(request.matchdict["id"]))
+    if link is None:
+        raise APIError(404, "Not found")
+    if "siteId" in data:
+        check_site(request, data["siteId"])
+        link.site_id = data["siteId"]
+    for key in ("name", "revoked"):
+        if key in data:
+            setattr(link, key, data[key])
+    return link_json(link)
+
+
+def allowed_sites(request: Request, link: KioskLink) -> list[dict[str, Any]]:
+    sites_q = select(Site).where(Site.archived.is_(False)).order_by(Site.name, Site.id)
+    if link.site_id is not None:
+        sites_q = sites_q.where(Site.id == link.site_id)
+    sites = list(request.dbsession.execute(sites_q).scalars())
+    areas = request.dbsession.execute(
+        select(Area).where(Area.archived.is_(False), Area.site_id.in_([s.id for s in sites]))
+        .order_by(Area.name, Area.id)).scalars()
+    by_site: dict[int, list] = {s.id: [] for s in sites}
+    for area in areas:
+        by_site[area.site_id].append({"id": area.id, "name": area.name, "kind": area.kind,
+                                      "parentId": area.parent_id})
+    return [{"id": s.id, "name": s.name, "timezone": s.timezone, "areas": by_site[s.id]} for s in sites]
+
+
+def config_json(request: Request, link: KioskLink) -> dict[str, Any]:
+    org = request.dbsession.get(Organization, link.organization_id)
+    return {"organizationName": org.name if org else None, "linkName": link.name,
+            "siteId": link.site_id, "sites": allowed_sites(request, link)}
+
+
+@view_config(route_name="kiosk.config", request_method="GET", renderer="json", permission=FILE_REPORT)
+def kiosk_config(request: Request) -> dict[str, Any]:
+    return config_json(request, request.identity.extra["link"])
+
+
+def _report_part(request: Request) -> dict[str, Any]:
+    part = request.POST.get("report")
+    if part is None:
+        raise APIError(400, "Invalid request", [{"path": "report", "message": "Required"}])
+    raw = part.file.read() if hasattr(part, "file") else part
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise APIError(400, "Invalid request", [{"path": "report", "message": "Malformed JSON"}]) from None
+    if not isinstance(body, dict):
+        raise APIError(400, "Invalid request", [{"path": "report", "message": "Must be a JSON object"}])
+    return body
+
+
+@view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT)
+def file_report(request: Request) -> dict[str, Any]:
+    link: KioskLink = request.identity.extra["link"]
+    if not (request.content_type or "").startswith("multipart/form-data"):
+        raise APIError(415, "Send the report as multipart/form-data")
+    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+    if request.content_length and request.content_length > MAX_FILES * limit + 1024 * 1024:
+        raise APIError(413, "The report is too large")
+    uploads = [value for key, value in request.POST.items() if key != "report" and hasattr(value, "file")]
+    if len(uploads) > MAX_FILES:
+        raise APIError(400, "Invalid request", [{"path": "files", "message": f"At most {MAX_FILES} files"}])
+    data = report_schema().deserialize(_report_part(request))
+    if link.site_id is not None and data["siteId"] != link.site_id:
+        raise invalid("siteId", "This link reports only on its own site")
+    wait = ratelimit.hit(request.dbsession, REPORT_LIMIT, str(link.id))
+    if wait is not None:
+        raise APIError(429, "Too many reports from this link; try again in a few minutes",
+                       headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
+    reporter_name = data.pop("reporterName")
+    data["anonymous"] = not reporter_name
+    incident, created = create_incident(request, data, link.organization_id, reporter_id=None)
+    if not created:
+        request.response.status = 200
+        return {"reference": incident.reference, "failedFiles": []}
+    request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
+                                      reporter_name=reporter_name or None))
+    failed = []
+    for upload in uploads:
+        try:
+            save_upload(request, incident, upload, uploader_id=None)
+        except Refused as exc:
+            failed.append({"name": (upload.filename or "")[:200], "error": exc.message})
+    log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
+    request.response.status = 201
+    return {"reference": incident.reference, "failedFiles": failed}
+
+
+PAGE = Template(files("ehs_plugins.kiosk").joinpath("templates/report.html").read_text(encoding="utf-8"))
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 10 else None
+
+
+@view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
+def report_page(request: Request) -> Response:
+    token = request.matchdict["token"]
+    link = request.dbsession.execute(
+        select(KioskLink).where(KioskLink.token == token, KioskLink.revoked.is_(False))).scalar() \
+        if len(token) <= 64 else None
+    if link is None:
+        raise HTTPNotFound()
+    config = config_json(request, link)
+    site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
+    if site_id not in {s["id"] for s in config["sites"]}:
+        site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
+    esc = html.escape
+    site_options = "".join(
+        f'<option value="{s["id"]}"{" selected" if s["id"] == site_id else ""}>{esc(s["name"])}</option>'
+        for s in config["sites"])
+    area_options = "".join(
+        f'<option value="{a["id"]}" data-site="{s["id"]}"'
+        f'{" selected" if a["id"] == area_id and s["id"] == site_id else ""}>{esc(a["name"])}</option>'
+        for s in config["sites"] for a in s["areas"])
+    body = PAGE.substitute(
+        organization=esc(config["organizationName"] or ""), link_name=esc(link.name),
+        token=esc(token), site_options=site_options, area_options=area_options,
+    )
+    response = Response(body, content_type="text/html", charset="utf-8")
+    response.headers.update(PAGE_HEADERS)
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    return response
