@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPNotFound
+from pyramid.httpexceptions import HTTPForbidden, HTTPNotFound
 from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import select
@@ -47,7 +47,9 @@ class ActionContext:
 
 def action_factory(request: Request) -> ActionContext:
     action = request.dbsession.get(CorrectiveAction, int(request.matchdict["id"]))
-    if action is None or request.identity is None or not request.identity.is_user:
+    if request.identity is None or not request.identity.is_user:
+        raise HTTPForbidden()  # answered 401: not signed in
+    if action is None:
         raise HTTPNotFound()
     return ActionContext(context_for(request, action.incident_id), action)
 

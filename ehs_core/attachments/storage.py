@@ -85,7 +85,11 @@ def store(request: Request, source: BinaryIO) -> tuple[str, int]:
         if not committed:
             final.unlink(missing_ok=True)
 
-    request.tm.get().addAfterCommitHook(cleanup)
+    # After-commit hooks do not run on abort (a failed or retried request),
+    # so the file is removed by an abort hook too.
+    txn = request.tm.get()
+    txn.addAfterCommitHook(cleanup)
+    txn.addAfterAbortHook(lambda: final.unlink(missing_ok=True))
     return name, size
 
 

@@ -5,7 +5,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
+from pyramid.httpexceptions import HTTPForbidden, HTTPNoContent, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import FileResponse, Response
 from pyramid.view import view_config
@@ -39,7 +39,9 @@ class AttachmentContext:
 
 def attachment_factory(request: Request) -> AttachmentContext:
     item = request.dbsession.get(Attachment, int(request.matchdict["id"]))
-    if item is None or request.identity is None or not request.identity.is_user:
+    if request.identity is None or not request.identity.is_user:
+        raise HTTPForbidden()  # answered 401: not signed in
+    if item is None:
         raise HTTPNotFound()
     return AttachmentContext(context_for(request, item.incident_id), item)
 

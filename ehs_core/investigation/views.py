@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import colander
-from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
+from pyramid.httpexceptions import HTTPForbidden, HTTPNoContent, HTTPNotFound
 from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import select
@@ -48,7 +48,9 @@ class RootCauseContext:
 
 def root_cause_factory(request: Request) -> RootCauseContext:
     item = request.dbsession.get(RootCause, int(request.matchdict["id"]))
-    if item is None or request.identity is None or not request.identity.is_user:
+    if request.identity is None or not request.identity.is_user:
+        raise HTTPForbidden()  # answered 401: not signed in
+    if item is None:
         raise HTTPNotFound()
     return RootCauseContext(context_for(request, item.incident_id), item)
 
