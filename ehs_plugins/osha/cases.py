@@ -1,0 +1,107 @@
+"""Case numbers, classification, direct-report deadlines and what Form 301
+and the electronic submission still need."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ehs_core.incidents.models import Incident
+from ehs_core.serialize import iso
+from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.recordability import Answers, Outcome, classify
+from ehs_plugins.osha.schemas import CASE_FIELDS
+
+# 1904.39(a): report a fatality within 8 hours (if death occurs within 30
+# days of the incident) and an in-patient hospitalization, amputation or
+# loss of an eye within 24 hours.
+FATALITY_HOURS = 8
+SEVERE_INJURY_HOURS = 24
+FATALITY_WINDOW = dt.timedelta(days=30)
+
+
+def case_number(incident: Incident, case: InjuryCase) -> str:
+    return incident.reference if case.sequence == 1 else f"{incident.reference}-{case.sequence}"
+
+
+def answers(case: InjuryCase) -> Answers:
+    return Answers(
+        employment_type=case.employment_type, work_related=case.work_related, new_case=case.new_case,
+        died=case.died, days_away_from_work=case.days_away_from_work, days_away=case.days_away or 0,
+        restricted_or_transfer=case.restricted_or_transfer, days_restricted=case.days_restricted or 0,
+        medical_treatment=case.medical_treatment, loss_of_consciousness=case.loss_of_consciousness,
+        significant_diagnosis=case.significant_diagnosis, special_case=case.special_case,
+        case_type=case.case_type, privacy_case=case.privacy_case,
+    )
+
+
+def recalculate(case: InjuryCase) -> None:
+    result = classify(answers(case))
+    case.recordable = result.recordable
+    case.outcome = result.outcome.value if result.outcome else None
+    case.effective_case_type = result.case_type.value if result.case_type else None
+    case.effective_privacy = result.privacy
+
+
+def incident_zone(incident: Incident) -> dt.timezone:
+    return dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
+
+
+def severe_report(case: InjuryCase, incident: Incident) -> dict[str, Any] | None:
+    """The direct report still owed to OSHA, or None (none needed, or done)."""
+    if case.reported_to_osha_at is not None or case.work_related is False:
+        return None
+    zone = incident_zone(incident)
+    deadlines: list[tuple[dt.datetime, int, str]] = []
+    if case.died:
+        died_at = incident.occurred_at
+        if case.date_of_death is not None:
+            died_at = max(died_at, dt.datetime.combine(case.date_of_death, dt.time(), zone))
+        if died_at - incident.occurred_at <= FATALITY_WINDOW:
+            deadlines.append((died_at + dt.timedelta(hours=FATALITY_HOURS), FATALITY_HOURS, "fatality"))
+    for flag, reason in ((case.inpatient_hospitalization, "in-patient hospitalization"),
+                         (case.amputation, "amputation"), (case.loss_of_eye, "loss of an eye")):
+        if flag:
+            deadlines.append((incident.occurred_at + dt.timedelta(hours=SEVERE_INJURY_HOURS),
+                              SEVERE_INJURY_HOURS, reason))
+    if not deadlines:
+        return None
+    due, hours, _ = min(deadlines)
+    return {"withinHours": hours, "reasons": [reason for _, _, reason in deadlines],
+            "dueBy": due.astimezone(zone).isoformat()}
+
+
+def missing_fields(case: InjuryCase) -> list[str]:
+    """Fields Form 301 and the ITA case data still need (recordable cases)."""
+    if not case.recordable:
+        return []
+    required = ["jobTitle", "employeeAddress", "dateOfBirth", "dateOfHire", "sex", "timeStartedWork",
+                "activityBefore", "whatHappened", "natureOfInjury", "bodyPart", "objectSubstance",
+                "treatedInEmergencyRoom"]
+    missing = [name for name in required if getattr(case, CASE_FIELDS[name][0]) in (None, "")]
+    if case.effective_case_type is None:
+        missing.append("caseType")
+    if case.died and case.date_of_death is None:
+        missing.append("dateOfDeath")
+    if case.outcome == Outcome.days_away and not case.days_away:
+        missing.append("daysAway")
+    if case.outcome == Outcome.restricted and not case.days_restricted:
+        missing.append("daysRestricted")
+    return missing
+
+
+def case_json(case: InjuryCase, incident: Incident) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": case.id, "incidentNumber": incident.number,
+                            "caseNumber": case_number(incident, case), "name": case.name}
+    for name, (column, _, _) in CASE_FIELDS.items():
+        value = getattr(case, column)
+        body[name] = iso(value) if isinstance(value, dt.date | dt.datetime) else value
+    body["caseType"] = case.effective_case_type
+    body["privacyCase"] = case.effective_privacy
+    body["recordable"] = case.recordable
+    body["outcome"] = case.outcome
+    body["severeReport"] = severe_report(case, incident)
+    body["missingFields"] = missing_fields(case)
+    body["createdAt"] = iso(case.created_at)
+    body["updatedAt"] = iso(case.updated_at)
+    return body

@@ -1,0 +1,248 @@
+"""The OSHA 300 Log, 300A summary, rates and the ITA edit checks of one
+site and year, computed from recordable cases and monthly hours."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Area, Site
+from ehs_plugins.osha.cases import case_number, incident_zone
+from ehs_plugins.osha.models import InjuryCase, SiteHours
+from ehs_plugins.osha.recordability import CaseType, Outcome, size_code
+
+OUTCOME_COLUMNS = {Outcome.death: "G", Outcome.days_away: "H", Outcome.restricted: "I",
+                   Outcome.other_recordable: "J"}
+TYPE_COLUMNS = {CaseType.injury: "M1", CaseType.skin_disorder: "M2",
+                CaseType.respiratory_condition: "M3", CaseType.poisoning: "M4",
+                CaseType.hearing_loss: "M5", CaseType.other_illness: "M6"}
+TOTAL_KEYS = ("G", "H", "I", "J", "K", "L", "M1", "M2", "M3", "M4", "M5", "M6")
+RATE_BASE = 200_000  # 100 full-time workers x 40 hours x 50 weeks
+PRIVACY_NAME = "Privacy case"  # 1904.29(b)(6)
+ESTABLISHMENT_REQUIRED = {"ein": "ein", "streetAddress": "street_address", "city": "city",
+                          "state": "state", "zip": "zip", "naicsCode": "naics_code"}
+
+
+@dataclass
+class SiteYear:
+    site: Site
+    year: int
+    cases: list[tuple[InjuryCase, Incident]] = field(default_factory=list)
+    months: dict[int, SiteHours] = field(default_factory=dict)
+    areas: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        totals = dict.fromkeys(TOTAL_KEYS, 0)
+        for case, _ in self.cases:
+            totals[OUTCOME_COLUMNS[Outcome(case.outcome)]] += 1
+            totals["K"] += case.days_away or 0
+            totals["L"] += case.days_restricted or 0
+            if case.effective_case_type:
+                totals[TYPE_COLUMNS[CaseType(case.effective_case_type)]] += 1
+        return totals
+
+    @property
+    def total_hours(self) -> Decimal:
+        return sum((m.hours or Decimal(0) for m in self.months.values()), Decimal(0))
+
+    @property
+    def total_hours_whole(self) -> int:
+        return int(self.total_hours.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+    @property
+    def annual_average_employees(self) -> int | None:
+        """300A: total paid in all pay periods / number of pay periods, rounded up."""
+        counts = [m.average_employees for m in self.months.values() if m.average_employees is not None]
+        if not counts:
+            return None
+        return math.ceil(sum(counts) / len(counts))
+
+    @property
+    def peak_employees(self) -> int | None:
+        counts = [m.average_employees for m in self.months.values() if m.average_employees is not None]
+        return math.ceil(max(counts)) if counts else None
+
+    def rates(self) -> dict[str, float | None]:
+        totals, hours = self.totals, self.total_hours
+
+        def rate(count: int) -> float | None:
+            if hours <= 0:
+                return None
+            return float((Decimal(count) * RATE_BASE / hours).quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+        return {
+            "trir": rate(totals["G"] + totals["H"] + totals["I"] + totals["J"]),
+            "dart": rate(totals["H"] + totals["I"]),
+            # Lost-time case rate from column H alone (deaths not added).
+            "ltir": rate(totals["H"]),
+        }
+
+
+def year_bounds(year: int) -> tuple[dt.datetime, dt.datetime]:
+    # Wide enough for any UTC offset; cases are then sorted by their local date.
+    return (dt.datetime(year, 1, 1, tzinfo=dt.UTC) - dt.timedelta(hours=15),
+            dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=15))
+
+
+def local_date(incident: Incident) -> dt.date:
+    return incident.occurred_at.astimezone(incident_zone(incident)).date()
+
+
+def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
+    """Recordable cases and hours of these sites in `year`, in three queries."""
+    by_site = {site.id: SiteYear(site, year) for site in sites}
+    start, end = year_bounds(year)
+    rows = dbsession.execute(
+        select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
+        .where(Incident.site_id.in_(list(by_site)), InjuryCase.recordable.is_(True),
+               Incident.occurred_at >= start, Incident.occurred_at < end)
+        .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
+    for case, incident in rows:
+        if local_date(incident).year == year:
+            by_site[incident.site_id].cases.append((case, incident))
+    for hours in dbsession.execute(select(SiteHours).where(
+            SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
+        by_site[hours.site_id].months[hours.month] = hours
+    area_ids = {i.area_id for s in by_site.values() for _, i in s.cases if i.area_id}
+    if area_ids:
+        names = dict(dbsession.execute(select(Area.id, Area.name).where(Area.id.in_(area_ids))).all())
+        for item in by_site.values():
+            item.areas = names
+    return list(by_site.values())
+
+
+def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, Any]:
+    where = incident.location_detail or item.areas.get(incident.area_id) or item.site.name
+    description = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
+    return {
+        "caseId": case.id,
+        "caseNumber": case_number(incident, case),  # A
+        "employeeName": PRIVACY_NAME if case.effective_privacy else case.name,  # B
+        "jobTitle": case.job_title,  # C
+        "dateOfInjury": local_date(incident).isoformat(),  # D
+        "whereOccurred": where,  # E
+        "description": description or incident.title,  # F
+        "outcome": case.outcome,
+        "outcomeColumn": OUTCOME_COLUMNS[Outcome(case.outcome)],  # G-J
+        "daysAway": case.days_away or 0,  # K
+        "daysRestricted": case.days_restricted or 0,  # L
+        "caseType": case.effective_case_type,
+        "typeColumn": TYPE_COLUMNS.get(CaseType(case.effective_case_type))
+        if case.effective_case_type else None,  # M
+        "privacyCase": case.effective_privacy,
+    }
+
+
+def missing_establishment_fields(site: Site) -> list[str]:
+    return [name for name, attr in ESTABLISHMENT_REQUIRED.items() if not getattr(site, attr)]
+
+
+def checks(item: SiteYear, all_sites: list[Site]) -> list[dict[str, Any]]:
+    """OSHA's ITA edit checks (ITA CSV documentation p. 8) and field rules,
+    each naming the site and the field concerned."""
+    site, t = item.site, item.totals
+    found: list[dict[str, Any]] = []
+
+    def add(field_name: str, message: str, level: str = "error") -> None:
+        found.append({"siteId": site.id, "siteName": site.name, "field": field_name,
+                      "level": level, "message": message})
+
+    cases = t["G"] + t["H"] + t["I"] + t["J"]
+    by_type = sum(t[key] for key in ("M1", "M2", "M3", "M4", "M5", "M6"))
+    if by_type != cases:
+        add("total_injuries", f"Cases by type ({by_type}) must equal cases by outcome ({cases})")
+    if t["H"] > 0 and t["K"] == 0:
+        add("total_dafw_days", "Days-away cases (H) need days away (K)")
+    if t["K"] > 0 and t["H"] == 0:
+        add("total_dafw_cases", "Days away (K) need at least one days-away case (H)")
+    if t["K"] < t["H"]:
+        add("total_dafw_days", "Days away (K) must be at least the number of days-away cases (H)")
+    if t["I"] > 0 and t["L"] == 0:
+        add("total_djtr_days", "Restricted/transfer cases (I) need restricted days (L)")
+    if t["L"] > 0 and t["H"] + t["I"] == 0:
+        add("total_djtr_cases", "Restricted days (L) need a days-away or restricted case (H or I)")
+
+    average, hours = item.annual_average_employees, item.total_hours
+    missing_months = sorted(set(range(1, 13)) - {m for m, h in item.months.items() if h.hours is not None})
+    if missing_months:
+        add("total_hours_worked", f"Hours are missing for month(s) {', '.join(map(str, missing_months))}",
+            "warning")
+    if not average:
+        add("annual_average_employees", "Annual average employees must be greater than 0")
+    else:
+        if average >= 25_000:
+            add("annual_average_employees", "Annual average employees should be below 25,000", "warning")
+        if average <= cases:
+            add("annual_average_employees",
+                f"Annual average employees ({average}) should be greater than the case count ({cases})",
+                "warning")
+    if hours <= 0:
+        add("total_hours_worked", "Total hours worked must be greater than 0")
+    elif average:
+        per_employee = hours / average
+        if per_employee >= 8760:
+            add("total_hours_worked", "Hours per employee must be below 8,760 (hours in a year)")
+        elif per_employee <= 500:
+            add("total_hours_worked", "Hours per employee should be above 500", "warning")
+
+    for name in missing_establishment_fields(site):
+        add(name, "Required for the electronic submission")
+    if site.ein and not (site.ein.isdigit() and len(site.ein) == 9):
+        add("ein", "The EIN must be 9 digits")
+    if site.naics_code and not (site.naics_code.isdigit() and len(site.naics_code) == 6):
+        add("naicsCode", "The NAICS code must be 6 digits")
+    if site.zip and not (site.zip.isdigit() and len(site.zip) in (5, 9)):
+        add("zip", "The ZIP code must be 5 or 9 digits")
+    if len(site.name) > 100:
+        add("establishment_name", "The establishment name must be at most 100 characters")
+    twins = [s for s in all_sites if s.id != site.id and s.name.strip().lower() == site.name.strip().lower()]
+    if twins:
+        add("establishment_name", "Each establishment needs a unique name (ITA matches rows by name)")
+    if item.peak_employees is None:
+        add("size", "The size code needs monthly employee counts")
+    return found
+
+
+def active_sites(dbsession: Session) -> list[Site]:
+    return list(dbsession.execute(select(Site).where(Site.archived.is_(False))
+                                  .order_by(Site.name, Site.id)).scalars())
+
+
+def months_json(item: SiteYear) -> list[dict[str, Any]]:
+    def number(value: Decimal | None) -> float | int | None:
+        if value is None:
+            return None
+        return int(value) if value == value.to_integral() else float(value)
+
+    return [{"month": m, "hours": number(item.months[m].hours) if m in item.months else None,
+             "averageEmployees": number(item.months[m].average_employees) if m in item.months else None}
+            for m in range(1, 13)]
+
+
+def log_json(dbsession: Session, site: Site, year: int) -> dict[str, Any]:
+    item = load(dbsession, [site], year)[0]
+    all_sites = active_sites(dbsession)
+    return {
+        "site": {"id": site.id, "name": site.name},
+        "year": year,
+        "rows": [log_row(item, case, incident) for case, incident in item.cases],
+        "totals": item.totals,
+        "hours": months_json(item),
+        "totalHoursWorked": item.total_hours_whole,
+        "annualAverageEmployees": item.annual_average_employees,
+        "peakEmployees": item.peak_employees,
+        "sizeCode": size_code(item.peak_employees),
+        "rates": item.rates(),
+        "checks": checks(item, all_sites),
+        "missingEstablishmentFields": missing_establishment_fields(site),
+    }
+
+

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import (
+    Boolean,
+    Date,
+    ForeignKey,
+    Integer,
+    Numeric,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ehs_core.db import Base, UTCDateTime, utcnow
+
+
+class InjuryCase(Base):
+    """One injured or ill person on an incident: the recordkeeping answers,
+    the Form 301 data and the classification computed from the answers."""
+
+    __tablename__ = "osha_cases"
+    __table_args__ = (UniqueConstraint("incident_id", "sequence", name="uq_osha_cases_incident_sequence"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
+    # 1 for the incident's first person (case number INC-0042), 2 for INC-0042-2 …
+    sequence: Mapped[int] = mapped_column(SmallInteger)
+    name: Mapped[str] = mapped_column(String(200))
+
+    employment_type: Mapped[str] = mapped_column(String(30), default="employee")
+    work_related: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    new_case: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    died: Mapped[bool] = mapped_column(Boolean, default=False)
+    date_of_death: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    days_away_from_work: Mapped[bool] = mapped_column(Boolean, default=False)
+    days_away: Mapped[int] = mapped_column(Integer, default=0)
+    restricted_or_transfer: Mapped[bool] = mapped_column(Boolean, default=False)
+    days_restricted: Mapped[int] = mapped_column(Integer, default=0)
+    medical_treatment: Mapped[bool] = mapped_column(Boolean, default=False)
+    loss_of_consciousness: Mapped[bool] = mapped_column(Boolean, default=False)
+    significant_diagnosis: Mapped[bool] = mapped_column(Boolean, default=False)
+    special_case: Mapped[str] = mapped_column(String(30), default="none")
+    case_type: Mapped[str | None] = mapped_column(String(30), nullable=True)
+    privacy_case: Mapped[bool] = mapped_column(Boolean, default=False)
+    inpatient_hospitalization: Mapped[bool] = mapped_column(Boolean, default=False)
+    amputation: Mapped[bool] = mapped_column(Boolean, default=False)
+    loss_of_eye: Mapped[bool] = mapped_column(Boolean, default=False)
+    reported_to_osha_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    job_title: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    nature_of_injury: Mapped[str | None] = mapped_column(Text, nullable=True)
+    body_part: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    object_substance: Mapped[str | None] = mapped_column(Text, nullable=True)
+    activity_before: Mapped[str | None] = mapped_column(Text, nullable=True)
+    what_happened: Mapped[str | None] = mapped_column(Text, nullable=True)
+    date_of_birth: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    date_of_hire: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    sex: Mapped[str | None] = mapped_column(String(1), nullable=True)
+    employee_address: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    physician_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    treatment_facility: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    treated_in_emergency_room: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    time_started_work: Mapped[str | None] = mapped_column(String(5), nullable=True)
+
+    # Computed from the answers on every write (recordability.classify).
+    recordable: Mapped[bool] = mapped_column(Boolean, default=False)
+    outcome: Mapped[str | None] = mapped_column(String(30), nullable=True)
+    effective_case_type: Mapped[str | None] = mapped_column(String(30), nullable=True)
+    effective_privacy: Mapped[bool] = mapped_column(Boolean, default=False)
+    # When safety managers were told a direct report is due (sent once).
+    severe_notice_sent_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SiteHours(Base):
+    """Hours actually worked and the average number of employees, per site
+    and month (for the 300A and the rates)."""
+
+    __tablename__ = "osha_site_hours"
+    __table_args__ = (UniqueConstraint("site_id", "year", "month", name="uq_osha_site_hours_month"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"), index=True)
+    year: Mapped[int] = mapped_column(SmallInteger)
+    month: Mapped[int] = mapped_column(SmallInteger)
+    hours: Mapped[Decimal | None] = mapped_column(Numeric(14, 2), nullable=True)
+    average_employees: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)

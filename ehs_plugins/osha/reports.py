@@ -1,0 +1,108 @@
+"""Hours, the 300 Log / 300A and the ITA files."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import colander
+from pyramid.request import Request
+from pyramid.response import Response
+from pyramid.view import view_config
+from sqlalchemy import delete, select
+
+from ehs_core.errors import APIError
+from ehs_core.schemas import json_body, validate_query
+from ehs_core.sites.models import Site
+from ehs_core.users.models import Organization
+from ehs_plugins.osha import ita
+from ehs_plugins.osha.log import active_sites, load, log_json, months_json
+from ehs_plugins.osha.models import SiteHours
+from ehs_plugins.osha.schemas import HoursEntries, LogQuery, YearQuery
+from ehs_plugins.osha.views import MANAGE
+
+
+def get_site(request: Request, site_id: int) -> Site:
+    site = request.dbsession.get(Site, site_id)
+    if site is None:
+        raise APIError(404, "Not found")
+    return site
+
+
+@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE)
+def osha_log(request: Request) -> dict[str, Any]:
+    query = validate_query(request, LogQuery())
+    site = get_site(request, int(query["siteId"]))
+    return log_json(request.dbsession, site, int(query["year"]))
+
+
+@view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE)
+def get_hours(request: Request) -> list[dict[str, Any]]:
+    year = int(validate_query(request, YearQuery())["year"])
+    site = get_site(request, int(request.matchdict["id"]))
+    return months_json(load(request.dbsession, [site], year)[0])
+
+
+@view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE)
+def put_hours(request: Request) -> list[dict[str, Any]]:
+    year = int(validate_query(request, YearQuery())["year"])
+    site = get_site(request, int(request.matchdict["id"]))
+    if request.content_type != "application/json":
+        raise APIError(415, "Send the body as application/json")
+    try:
+        raw = request.json_body
+    except ValueError:
+        raise APIError(400, "Invalid request", [{"path": "", "message": "Malformed JSON"}]) from None
+    if isinstance(raw, dict):  # also accept {"months": [...]}
+        raw = json_body(request).get("months", json_body(request).get("entries"))
+    entries = HoursEntries().deserialize(raw if raw is not None else colander.null)
+    months = [entry["month"] for entry in entries]
+    if len(set(months)) != len(months):
+        raise APIError(400, "Invalid request", [{"path": "", "message": "Each month at most once"}])
+    dbsession = request.dbsession
+    existing = {row.month: row for row in dbsession.execute(select(SiteHours).where(
+        SiteHours.site_id == site.id, SiteHours.year == year)).scalars()}
+    for entry in entries:
+        hours, average = entry["hours"], entry["averageEmployees"]
+        row = existing.get(entry["month"])
+        if hours is None and average is None:
+            if row is not None:
+                dbsession.execute(delete(SiteHours).where(SiteHours.id == row.id))
+            continue
+        if row is None:
+            row = SiteHours(site_id=site.id, year=year, month=entry["month"])
+            dbsession.add(row)
+        row.hours = None if hours is None else Decimal(str(hours))
+        row.average_employees = None if average is None else Decimal(str(average))
+    dbsession.flush()
+    dbsession.expire_all()
+    return months_json(load(dbsession, [site], year)[0])
+
+
+def csv_response(body: str, filename: str) -> Response:
+    response = Response(body=body.encode("utf-8"), content_type="text/csv", charset="utf-8")
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _company(request: Request) -> str:
+    org = request.dbsession.execute(select(Organization).order_by(Organization.id)).scalar()
+    return org.name if org else ""
+
+
+@view_config(route_name="osha.ita_summary", request_method="GET", permission=MANAGE)
+def ita_summary(request: Request) -> Response:
+    year = int(validate_query(request, YearQuery())["year"])
+    company = _company(request)
+    items = load(request.dbsession, active_sites(request.dbsession), year)
+    body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
+    return csv_response(body, f"ita-summary-{year}.csv")
+
+
+@view_config(route_name="osha.ita_cases", request_method="GET", permission=MANAGE)
+def ita_cases(request: Request) -> Response:
+    year = int(validate_query(request, YearQuery())["year"])
+    items = load(request.dbsession, active_sites(request.dbsession), year)
+    rows = (row for item in items for row in ita.case_rows(item))
+    return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import colander
+
+from ehs_core.schemas import Bool, Choice, Date, Int, Number, Str, drop, field, text
+from ehs_plugins.osha.recordability import MAX_DAYS, CaseType, EmploymentType, SpecialCase
+
+
+class Sex(Str):
+    """Form 301 item 5 (male/female); ITA codes M and F."""
+
+    def check(self, node: colander.SchemaNode, value: Any) -> str:
+        raw = super().check(node, value).upper()
+        if raw not in ("M", "F"):
+            raise colander.Invalid(node, "Must be M or F")
+        return raw
+
+
+class ClockTime(Str):
+    def check(self, node: colander.SchemaNode, value: Any) -> str:
+        raw = super().check(node, value)
+        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", raw):
+            raise colander.Invalid(node, "Must be a time written HH:MM (24-hour)")
+        return raw
+
+
+class Instant(Str):
+    def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
+        raw = super().check(node, value)
+        try:
+            moment = dt.datetime.fromisoformat(raw)
+        except ValueError:
+            raise colander.Invalid(node, "Must be an ISO 8601 date and time with a UTC offset") from None
+        if moment.tzinfo is None:
+            raise colander.Invalid(node, "Must include a UTC offset")
+        return moment
+
+
+DAYS = colander.Range(min=0, max=MAX_DAYS)
+
+# JSON name -> (column, colander type, validator)
+CASE_FIELDS: dict[str, tuple[str, colander.SchemaType, Any]] = {
+    "employmentType": ("employment_type", Choice(EmploymentType), None),
+    "workRelated": ("work_related", Bool(nullable=True), None),
+    "newCase": ("new_case", Bool(nullable=True), None),
+    "died": ("died", Bool(), None),
+    "dateOfDeath": ("date_of_death", Date(nullable=True), None),
+    "daysAwayFromWork": ("days_away_from_work", Bool(), None),
+    "daysAway": ("days_away", Int(), DAYS),
+    "restrictedOrTransfer": ("restricted_or_transfer", Bool(), None),
+    "daysRestricted": ("days_restricted", Int(), DAYS),
+    "medicalTreatment": ("medical_treatment", Bool(), None),
+    "lossOfConsciousness": ("loss_of_consciousness", Bool(), None),
+    "significantDiagnosis": ("significant_diagnosis", Bool(), None),
+    "specialCase": ("special_case", Choice(SpecialCase), None),
+    "caseType": ("case_type", Choice(CaseType, nullable=True), None),
+    "privacyCase": ("privacy_case", Bool(), None),
+    "inpatientHospitalization": ("inpatient_hospitalization", Bool(), None),
+    "amputation": ("amputation", Bool(), None),
+    "lossOfEye": ("loss_of_eye", Bool(), None),
+    "reportedToOshaAt": ("reported_to_osha_at", Instant(nullable=True), None),
+    "jobTitle": ("job_title", Str(nullable=True), colander.Length(max=100)),
+    "natureOfInjury": ("nature_of_injury", Str(nullable=True), colander.Length(max=2000)),
+    "bodyPart": ("body_part", Str(nullable=True), colander.Length(max=200)),
+    "objectSubstance": ("object_substance", Str(nullable=True), colander.Length(max=2000)),
+    "activityBefore": ("activity_before", Str(nullable=True), colander.Length(max=2000)),
+    "whatHappened": ("what_happened", Str(nullable=True), colander.Length(max=5000)),
+    "dateOfBirth": ("date_of_birth", Date(nullable=True), None),
+    "dateOfHire": ("date_of_hire", Date(nullable=True), None),
+    "sex": ("sex", Sex(nullable=True), None),
+    "employeeAddress": ("employee_address", Str(nullable=True), colander.Length(max=500)),
+    "physicianName": ("physician_name", Str(nullable=True), colander.Length(max=200)),
+    "treatmentFacility": ("treatment_facility", Str(nullable=True), colander.Length(max=500)),
+    "treatedInEmergencyRoom": ("treated_in_emergency_room", Bool(nullable=True), None),
+    "timeStartedWork": ("time_started_work", ClockTime(nullable=True), None),
+}
+
+
+def case_schema(create: bool) -> colander.SchemaNode:
+    schema = colander.SchemaNode(colander.Mapping())
+    schema.add(text(200, min_length=1, name="name", missing=colander.required if create else drop))
+    for name, (_, typ, validator) in CASE_FIELDS.items():
+        kw = {"validator": validator} if validator is not None else {}
+        schema.add(field(typ, missing=drop, name=name, **kw))
+    return schema
+
+
+class HoursEntry(colander.MappingSchema):
+    month = field(Int(), validator=colander.Range(1, 12))
+    hours = field(Number(nullable=True), validator=colander.Range(min=0, max=10**11))
+    averageEmployees = field(Number(nullable=True), validator=colander.Range(min=0, max=10**7))
+
+
+class HoursEntries(colander.SequenceSchema):
+    entry = HoursEntry()
+    validator = colander.Length(max=12)
+
+
+class YearQuery(colander.MappingSchema):
+    year = field(Str(), validator=colander.Regex(r"^(19|20)\d\d$", "Must be a year such as 2026"))
+
+
+class LogQuery(YearQuery):
+    siteId = field(Str(), validator=colander.Regex(r"^\d{1,9}$", "Must be a site id"))
