@@ -1,7 +1,14 @@
-"""The analytics plugin."""
+"""Statistics (overview, analytics) and saved views. Figures count only what
+the signed-in user may see; injury rates come from the OSHA plugin's cases
+and hours when that plugin is enabled."""
 
 from pyramid.config import Configurator
 
 
 def includeme(config: Configurator) -> None:
     config.add_migrations("analytics", "ehs_plugins.analytics:migrations/versions")
+    config.add_route("stats.overview", "/api/stats/overview")
+    config.add_route("stats.analytics", "/api/stats/analytics")
+    config.add_route("views", "/api/views")
+    config.add_route("view", r"/api/views/{id:\d{1,9}}")
+    config.scan(".views")

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Any
+
+import colander
+from pyramid.httpexceptions import HTTPNoContent
+from pyramid.request import Request
+from pyramid.view import view_config
+from sqlalchemy import or_, select
+
+from ehs_core.errors import APIError, invalid
+from ehs_core.incidents.models import IncidentType
+from ehs_core.schemas import Bool, Choice, Date, QueryInt, drop, field, text, validate_body, validate_query
+from ehs_core.security import Permission, Role, role_at_least
+from ehs_core.serialize import iso
+from ehs_plugins.analytics import stats
+from ehs_plugins.analytics.models import SavedView
+
+
+def three_years_after(day: dt.date) -> dt.date:
+    try:
+        return day.replace(year=day.year + 3)
+    except ValueError:  # 29 February
+        return dt.date(day.year + 3, 3, 1)
+
+
+class ViewPage(StrEnum):
+    analytics = "analytics"
+    incidents = "incidents"
+
+
+class AnalyticsQuery(colander.MappingSchema):
+    to = field(Date())
+    siteId = field(QueryInt(), missing=None)
+    type = field(Choice(IncidentType), missing=None)
+
+
+def analytics_schema() -> colander.SchemaNode:
+    schema = AnalyticsQuery()
+    schema.add(field(Date(), name="from"))
+    return schema
+
+
+class ViewCreateSchema(colander.MappingSchema):
+    page = field(Choice(ViewPage))
+    name = text(200, min_length=1)
+    filters = field(colander.Mapping(unknown="preserve"), missing=dict)
+    shared = field(Bool(), missing=False)
+
+
+class ViewQuery(colander.MappingSchema):
+    page = field(Choice(ViewPage), missing=drop)
+
+
+@view_config(route_name="stats.overview", request_method="GET", renderer="json",
+             permission=Permission.signed_in)
+def overview(request: Request) -> dict[str, Any]:
+    return stats.overview(request)
+
+
+@view_config(route_name="stats.analytics", request_method="GET", renderer="json",
+             permission=Permission.signed_in)
+def analytics(request: Request) -> dict[str, Any]:
+    query = validate_query(request, analytics_schema())
+    first, last = query["from"], query["to"]
+    if last < first:
+        raise invalid("to", "Must not be before from")
+    if last >= three_years_after(first):
+        raise invalid("to", "The period may span at most 3 years")
+    identity = request.identity
+    osha = "osha" in request.registry.get("enabled_plugins", ())
+    show_rates = role_at_least(identity.role, Role.supervisor)
+    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates)
+
+
+def view_json(view: SavedView) -> dict[str, Any]:
+    return {"id": view.id, "page": view.page, "name": view.name, "filters": view.filters,
+            "shared": view.shared, "ownerId": view.owner_id, "createdAt": iso(view.created_at)}
+
+
+@view_config(route_name="views", request_method="GET", renderer="json", permission=Permission.signed_in)
+def list_views(request: Request) -> list[dict[str, Any]]:
+    query = validate_query(request, ViewQuery())
+    stmt = select(SavedView).where(or_(SavedView.owner_id == request.identity.user_id,
+                                       SavedView.shared.is_(True)))
+    if "page" in query:
+        stmt = stmt.where(SavedView.page == query["page"])
+    return [view_json(v) for v in request.dbsession.execute(stmt.order_by(SavedView.name, SavedView.id))
+            .scalars()]
+
+
+@view_config(route_name="views", request_method="POST", renderer="json", permission=Permission.signed_in)
+def create_view(request: Request) -> dict[str, Any]:
+    data = validate_body(request, ViewCreateSchema())
+    if data["shared"] and not role_at_least(request.identity.role, Role.supervisor):
+        raise APIError(403, "Sharing a view needs the supervisor role")
+    view = SavedView(owner_id=request.identity.user_id, page=data["page"], name=data["name"],
+                     filters=data["filters"], shared=data["shared"])
+    request.dbsession.add(view)
+    request.dbsession.flush()
+    request.response.status = 201
+    return view_json(view)
+
+
+@view_config(route_name="view", request_method="DELETE", permission=Permission.signed_in)
+def delete_view(request: Request) -> HTTPNoContent:
+    view = request.dbsession.get(SavedView, int(request.matchdict["id"]))
+    identity = request.identity
+    if view is None or not (view.shared or view.owner_id == identity.user_id):
+        raise APIError(404, "Not found")
+    if view.owner_id != identity.user_id and not role_at_least(identity.role, Role.admin):
+        raise APIError(403, "Only the owner or an admin can delete this view")
+    request.dbsession.delete(view)
+    return HTTPNoContent()
