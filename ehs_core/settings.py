@@ -45,7 +45,7 @@ def _port(value: str) -> int:
 
 
 def _names(value: str) -> tuple[str, ...]:
-    names = tuple(name for name in re.split(r"[\s,]+", value.strip()) if name)
+    names = tuple(dict.fromkeys(name for name in re.split(r"[\s,]+", value.strip()) if name))
     for name in names:
         if not re.fullmatch(r"[A-Za-z_][\w.-]*", name):
             raise ValueError(f"{name!r} is not a plugin name")

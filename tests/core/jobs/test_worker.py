@@ -81,13 +81,3 @@ def test_mail_queued_in_redis_is_delivered_by_the_worker_process(
             worker.kill()
         time.sleep(0.1)
 
-
-def test_worker_refuses_to_start_without_a_shared_queue(tmp_path: Path, smtp_server):
-    ini = tmp_path / "worker.ini"
-    ini.write_text(INI.format(db=f"sqlite:///{tmp_path / 'w.sqlite'}", public=PUBLIC_URL,
-                              smtp=smtp_server.port, redis=""))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EHS_")}
-    result = subprocess.run([str(Path(sys.executable).parent / "ehs"), "worker", str(ini)], env=env,
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode != 0
-    assert "EHS_HUEY_URL" in result.stderr

@@ -1,0 +1,302 @@
+"""Plugins: found through the `ehs.plugins` entry-point group, enabled by the
+`ehs.plugins` setting, and only ever reached by the core through that group
+(runtime contract, "Plugins")."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from pyramid.exceptions import ConfigurationConflictError, ConfigurationError
+from pyramid.interfaces import IRoutesMapper
+from pyramid.request import Request
+
+import ehs_core
+import ehs_core.plugins
+from ehs_core.config import configure
+from ehs_core.migrations import upgrade
+from ehs_core.plugins import GROUP, discover
+from ehs_core.settings import SettingsError
+from ehs_core.testing import Client, base_settings
+from tests.core import example_plugin
+
+BUILT_IN = ("osha", "kiosk", "analytics")
+CORE_SOURCE = Path(ehs_core.__file__).parent
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("EHS_") and not name.startswith("EHS_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
+    monkeypatch.delenv("TZ", raising=False)
+
+
+@pytest.fixture
+def build(tmp_path: Path, clean_environ: None) -> Iterator[Callable[..., Any]]:
+    """Assemble an application on its own fresh SQLite database."""
+    configs: list[Any] = []
+
+    def make(plugins: str, *, migrate: bool = True, database: Path | None = None) -> Any:
+        database = database or tmp_path / "ehs.sqlite"
+        settings = base_settings(f"sqlite:///{database}", 1025, str(tmp_path / "uploads"))
+        config = configure(dict(settings, **{"ehs.plugins": plugins}))
+        configs.append(config)
+        if migrate:
+            upgrade(config.registry)
+        return config
+
+    yield make
+    for config in configs:
+        config.registry["db.engine"].dispose()
+
+
+@pytest.fixture
+def external_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tests/core/example_plugin.py installed as its own distribution."""
+    site = example_plugin.install_distribution(tmp_path / "site-packages")
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def with_extra_plugins(monkeypatch: pytest.MonkeyPatch, **plugins: Callable[..., None]) -> None:
+    """Make `discover()` also return these includeme callables, as if
+    installed under those entry-point names."""
+    real_discover = ehs_core.plugins.discover
+
+    def fake_entry_point(name: str, func: Callable[..., None]) -> EntryPoint:
+        return EntryPoint(name=name, value=f"{func.__module__}:{func.__name__}", group=GROUP)
+
+    def discover_with_extras() -> dict[str, EntryPoint]:
+        return {**real_discover(), **{n: fake_entry_point(n, f) for n, f in plugins.items()}}
+
+    monkeypatch.setattr(ehs_core.plugins, "discover", discover_with_extras)
+
+
+def table_names(config: Any) -> set[str]:
+    return set(sa.inspect(config.registry["db.engine"]).get_table_names())
+
+
+# --- the core never imports the plugins -------------------------------------------
+
+
+def plugin_references(source: str) -> list[str]:
+    """Imports of ehs_plugins, and dotted names of it handed to
+    config.include / importlib as strings."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "ehs_plugins"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] == "ehs_plugins":
+                found.append(node.module)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.split(":")[0].split(".")[0] == "ehs_plugins":
+                found.append(node.value)
+    return found
+
+
+def test_the_import_check_recognises_every_way_of_reaching_a_plugin():
+    source = textwrap.dedent("""
+        import ehs_plugins
+        import os, ehs_plugins.osha as osha
+        from ehs_plugins.kiosk import views
+        from ehs_plugins import analytics
+        def includeme(config):
+            config.include("ehs_plugins.osha:includeme")
+        from . import ehs_plugins_like
+        text = "see the ehs_plugins package"
+    """)
+    expected = ["ehs_plugins", "ehs_plugins.osha", "ehs_plugins.kiosk", "ehs_plugins",
+                "ehs_plugins.osha:includeme"]
+    assert sorted(plugin_references(source)) == sorted(expected)
+
+
+def test_no_module_of_the_core_imports_the_plugins():
+    modules = sorted(CORE_SOURCE.rglob("*.py"))
+    assert len(modules) > 20  # the walk really saw the core
+    offenders = {str(path.relative_to(CORE_SOURCE.parent)): refs
+                 for path in modules if (refs := plugin_references(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
+def test_the_core_assembles_and_serves_with_the_plugins_package_missing(tmp_path):
+    """Run in a fresh interpreter where `import ehs_plugins` fails."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["ehs_plugins"] = None  # any import of it now raises ImportError
+        from ehs_core.config import configure
+        from ehs_core.migrations import upgrade
+        from ehs_core.testing import base_settings
+        import webtest
+        settings = base_settings("sqlite:///{tmp_path / 'ehs.sqlite'}", 1025, "{tmp_path}")
+        config = configure(dict(settings, **{{"ehs.plugins": ""}}))
+        upgrade(config.registry)
+        app = webtest.TestApp(config.make_wsgi_app())
+        assert app.get("/api/health").json == {{"ok": True}}
+        print("core ok")
+    """)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("EHS_") and k not in {"MAX_UPLOAD_MB", "TZ"}}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "core ok" in done.stdout
+
+
+# --- discovery and enabling -------------------------------------------------------------
+
+
+def test_built_in_plugins_are_discovered_through_the_ehs_plugins_entry_point_group():
+    found = discover()
+    assert set(BUILT_IN) <= set(found)
+    for name in BUILT_IN:
+        assert found[name].group == "ehs.plugins"
+        assert found[name].value == f"ehs_plugins.{name}:includeme"
+        assert callable(found[name].load())
+
+
+def test_an_unknown_plugin_name_stops_configuration_naming_it(build):
+    with pytest.raises(SettingsError) as caught:
+        build("osha no_such_plugin", migrate=False)
+    assert "no_such_plugin" in str(caught.value)
+    assert "ehs.plugins" in str(caught.value)
+
+
+def test_an_unknown_plugin_name_from_the_environment_stops_configuration(build, monkeypatch):
+    monkeypatch.setenv("EHS_PLUGINS", "osha typo_plugin")
+    with pytest.raises(SettingsError) as caught:
+        build("osha", migrate=False)
+    assert "typo_plugin" in str(caught.value)
+
+
+def test_the_enabled_plugins_are_recorded_in_order(build):
+    config = build("analytics osha", migrate=False)
+    assert tuple(config.registry["enabled_plugins"]) == ("analytics", "osha")
+
+
+# --- a plugin packaged outside this repository ---------------------------------------------
+
+
+def test_an_installed_external_plugin_is_discovered_in_the_same_group(external_plugin):
+    found = discover()
+    assert found["example"].value == "tests.core.example_plugin:includeme"
+    assert found["example"].load() is example_plugin.includeme
+    assert set(BUILT_IN) <= set(found)
+
+
+@pytest.mark.parametrize("enabled_by", ["ini", "env"])
+def test_an_enabled_external_plugin_adds_its_route_identity_and_mail_template(
+        external_plugin, build, monkeypatch, enabled_by):
+    if enabled_by == "env":
+        monkeypatch.setenv("EHS_PLUGINS", "osha example")
+        config = build("osha")
+    else:
+        config = build("osha example")
+    app = Client(config.make_wsgi_app())
+
+    answer = app.get("/api/example", headers={example_plugin.BADGE_HEADER: "7"}).json
+    assert answer == {"plugin": "example", "caller": {"kind": "badge", "id": 7}}
+    # its identity provider is consulted after the core's, and its ACL still applies
+    assert app.get("/api/example", status=401).json == {"error": "Authentication required"}
+    assert example_plugin.MAIL_TEMPLATE in config.registry["mail_templates"]
+
+
+def test_an_external_plugin_renders_its_mail_template_with_the_usual_name_placeholder(
+        external_plugin, build):
+    """`render` is what plugins use for mail; every core template greets
+    "Hello $name", so a `name` value must reach the template."""
+    config = build("example", migrate=False)
+    request = Request.blank("/", base_url="http://ehs.test")
+    request.registry = config.registry
+    subject, body = example_plugin.greeting(request, "Ada")
+    assert subject == "Your sign-in link"
+    assert "Hello Ada," in body
+    assert "http://ehs.test/example" in body
+
+
+def test_a_disabled_external_plugin_contributes_nothing(external_plugin, build):
+    config = build("osha")
+    app = Client(config.make_wsgi_app())
+
+    response = app.get("/api/example", headers={example_plugin.BADGE_HEADER: "7"}, status=404)
+    assert response.json == {"error": "Not found"}
+    assert config.registry.queryUtility(IRoutesMapper).get_route("example") is None
+    assert example_plugin.badge_identity not in config.registry["identity_providers"]
+    assert example_plugin.MAIL_TEMPLATE not in config.registry["mail_templates"]
+    assert "example" not in config.registry["enabled_plugins"]
+
+
+# --- one owner per migration history ---------------------------------------------------------
+
+
+def claims_osha_history(config: Any) -> None:
+    config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
+
+
+def claims_shared_history(config: Any) -> None:
+    config.add_migrations("shared", "ehs_plugins.kiosk:migrations/versions")
+
+
+def also_claims_shared_history(config: Any) -> None:
+    config.add_migrations("shared", "ehs_plugins.analytics:migrations/versions")
+
+
+def claims_core_history(config: Any) -> None:
+    config.add_migrations("core", "ehs_plugins.osha:migrations/versions")
+
+
+def test_two_plugins_registering_the_same_migration_name_conflict_at_start_up(build, monkeypatch):
+    with_extra_plugins(monkeypatch, first=claims_shared_history, second=also_claims_shared_history)
+    with pytest.raises(ConfigurationConflictError) as caught:
+        build("first second", migrate=False)
+    assert "shared" in str(caught.value)
+
+
+def test_a_plugin_reusing_a_built_in_plugins_migration_name_conflicts_at_start_up(build, monkeypatch):
+    with_extra_plugins(monkeypatch, impostor=claims_osha_history)
+    with pytest.raises(ConfigurationConflictError):
+        build("osha impostor", migrate=False)
+
+
+def test_a_plugin_cannot_take_over_the_cores_migration_history(build, monkeypatch):
+    """The core registers its history before it commits and the plugins are
+    included; a plugin that names its history "core" must still be refused at
+    start-up, not fail later inside `ehs migrate` against alembic_version."""
+    with_extra_plugins(monkeypatch, impostor=claims_core_history)
+    with pytest.raises(ConfigurationError):
+        build("impostor", migrate=False)
+
+
+# --- disabled plugins leave no trace in the schema ---------------------------------------------
+
+
+@pytest.mark.parametrize("enabled", ["", "osha", "kiosk analytics", "osha kiosk analytics"])
+def test_only_enabled_plugins_get_a_migration_version_table(build, enabled):
+    config = build(enabled)
+    version_tables = {t for t in table_names(config) if t.startswith("alembic_version")}
+    assert version_tables == {"alembic_version"} | {f"alembic_version_{n}" for n in enabled.split()}
+
+
+def test_enabling_a_plugin_later_migrates_just_that_plugin(build, tmp_path):
+    database = tmp_path / "ehs.sqlite"
+    first = build("osha", database=database)
+    with first.registry["db.engine"].begin() as conn:
+        conn.execute(sa.text("INSERT INTO organizations (name, created_at) VALUES ('Acme', '2026-01-01')"))
+    assert "alembic_version_kiosk" not in table_names(first)
+
+    second = build("osha kiosk", database=database)
+    assert "alembic_version_kiosk" in table_names(second)
+    with second.registry["db.engine"].connect() as conn:
+        assert conn.execute(sa.text("SELECT name FROM organizations")).scalars().all() == ["Acme"]
