@@ -77,6 +77,10 @@ def make_engine(settings: dict[str, Any]) -> Engine:
     )
 
 
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
 def _serialise_sqlite_writers(engine: Engine) -> None:
     """SQLite: take the write lock at BEGIN (BEGIN IMMEDIATE) so two requests
     never deadlock upgrading read locks, and let SQLAlchemy manage BEGIN so
@@ -85,6 +89,8 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
+        # SQLite's lower() folds ASCII only; searches must fold "Ü" too.
+        dbapi_connection.create_function("lower", 1, _lower, deterministic=True)
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")

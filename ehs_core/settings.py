@@ -58,7 +58,11 @@ def _public_url(value: str) -> str:
         raise ValueError("expected an absolute http:// or https:// URL")
     if parts.query or parts.fragment or parts.path not in {"", "/"}:
         raise ValueError("expected a bare origin such as https://ehs.example.com")
-    return f"{parts.scheme}://{parts.netloc.lower()}"
+    host = parts.netloc.lower()
+    # Browsers omit the default port from Origin, so the setting must too.
+    default = {"http": ":80", "https": ":443"}[parts.scheme]
+    host = host.removesuffix(default)
+    return f"{parts.scheme}://{host}"
 
 
 def _database_url(value: str) -> str:

@@ -24,7 +24,6 @@ from ehs_core.events import ActionCreated, ActionUpdated, publish
 from ehs_core.incidents.models import Incident, Status
 from ehs_core.incidents.resources import IncidentContext, context_for
 from ehs_core.investigation.models import RootCause
-from ehs_core.schemas import validate_body, validate_query
 from ehs_core.security import Permission, Role, role_at_least, role_principal
 from ehs_core.users.models import User
 
@@ -66,9 +65,9 @@ def check_references(request: Request, incident_id: int, data: dict[str, Any]) -
 
 
 @view_config(route_name="incident.actions", request_method="POST", renderer="json",
-             permission=Permission.update_incident)
+             permission=Permission.update_incident, body=ActionCreateSchema)
 def create_action(context: IncidentContext, request: Request) -> dict[str, Any]:
-    data = validate_body(request, ActionCreateSchema())
+    data = request.validated
     incident = context.incident
     if incident.status == Status.closed:
         raise APIError(409, "A closed incident takes no new actions; reopen it first")
@@ -89,9 +88,9 @@ def create_action(context: IncidentContext, request: Request) -> dict[str, Any]:
 
 
 @view_config(route_name="action", request_method="PATCH", renderer="json",
-             permission=Permission.edit_action)
+             permission=Permission.edit_action, body=ActionUpdateSchema)
 def update_action(context: ActionContext, request: Request) -> dict[str, Any]:
-    data = validate_body(request, ActionUpdateSchema())
+    data = request.validated
     action = context.action
     identity = request.identity
     status = data.get("status")
@@ -126,9 +125,9 @@ def update_action(context: ActionContext, request: Request) -> dict[str, Any]:
 
 
 @view_config(route_name="actions", request_method="GET", renderer="json",
-             permission=Permission.signed_in)
+             permission=Permission.signed_in, query=ActionQuerySchema)
 def list_actions(request: Request) -> list[dict[str, Any]]:
-    query = validate_query(request, ActionQuerySchema())
+    query = request.validated_query
     identity = request.identity
     stmt = select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
     stmt = stmt.where(Incident.organization_id == identity.user.organization_id)

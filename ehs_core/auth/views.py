@@ -32,7 +32,6 @@ from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError, error_response
 from ehs_core.incidents.models import IncidentCounter
 from ehs_core.mail import send_mail
-from ehs_core.schemas import validate_body
 from ehs_core.security import Permission, Role
 from ehs_core.users.models import Organization, User, normalize_email, user_json
 
@@ -73,9 +72,9 @@ def setup_status(request: Request) -> dict:
     return {"needsSetup": needs_setup(request)}
 
 
-@view_config(route_name="setup", request_method="POST", permission=PUBLIC)
+@view_config(route_name="setup", request_method="POST", permission=PUBLIC, body=SetupSchema)
 def setup(request: Request) -> Response:
-    data = validate_body(request, SetupSchema())
+    data = request.validated
     advisory_lock(request.dbsession, "setup")
     if not needs_setup(request):
         raise APIError(409, "Setup has already been completed")
@@ -99,9 +98,9 @@ def setup(request: Request) -> Response:
     return signed_in(request, user, status=201)
 
 
-@view_config(route_name="auth.login", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.login", request_method="POST", permission=PUBLIC, body=LoginSchema)
 def login(request: Request) -> Response:
-    data = validate_body(request, LoginSchema())
+    data = request.validated
     email = normalize_email(data["email"])
     passwords = request.registry["passwords"]
     wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
@@ -123,7 +122,7 @@ def login(request: Request) -> Response:
 def _emailed_link(request: Request, purpose: TokenPurpose, template: str, path: str) -> HTTPNoContent:
     """Shared by magic-link and password-reset requests: always 204, mail
     only for an active account and only within the sending limit."""
-    data = validate_body(request, EmailSchema())
+    data = request.validated
     email = normalize_email(data["email"])
     limited = ratelimit.hit(request.dbsession, ratelimit.MAIL, email) is not None
     user = request.dbsession.execute(
@@ -137,12 +136,14 @@ def _emailed_link(request: Request, purpose: TokenPurpose, template: str, path: 
     return HTTPNoContent()
 
 
-@view_config(route_name="auth.magic_link", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.magic_link", request_method="POST", permission=PUBLIC, body=EmailSchema,
+             responses=(204,))
 def request_magic_link(request: Request) -> HTTPNoContent:
     return _emailed_link(request, TokenPurpose.magic_link, "magic_link", "/auth/magic")
 
 
-@view_config(route_name="auth.password_reset", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.password_reset", request_method="POST", permission=PUBLIC,
+             body=EmailSchema, responses=(204,))
 def request_password_reset(request: Request) -> HTTPNoContent:
     return _emailed_link(request, TokenPurpose.password_reset, "password_reset", "/auth/reset")
 
@@ -154,18 +155,19 @@ def _active_user(request: Request, user_id: int | None) -> User:
     return user
 
 
-@view_config(route_name="auth.magic_link_verify", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.magic_link_verify", request_method="POST", permission=PUBLIC, body=TokenSchema)
 def verify_magic_link(request: Request) -> Response:
-    data = validate_body(request, TokenSchema())
+    data = request.validated
     user_id = consume_token(request.dbsession, data["token"], (TokenPurpose.magic_link,))
     user = _active_user(request, user_id)
     log.info("user %s signed in with an emailed link", user.id)
     return signed_in(request, user)
 
 
-@view_config(route_name="auth.password_reset_confirm", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.password_reset_confirm", request_method="POST", permission=PUBLIC,
+             body=ResetConfirmSchema)
 def confirm_password_reset(request: Request) -> Response:
-    data = validate_body(request, ResetConfirmSchema())
+    data = request.validated
     user_id = consume_token(request.dbsession, data["token"],
                             (TokenPurpose.password_reset, TokenPurpose.invitation))
     user = _active_user(request, user_id)
@@ -188,9 +190,10 @@ def me(request: Request) -> dict:
     return me_json(request, request.identity.user)
 
 
-@view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in)
+@view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,
+             body=PasswordChangeSchema)
 def change_password(request: Request) -> Response:
-    data = validate_body(request, PasswordChangeSchema())
+    data = request.validated
     user: User = request.identity.user
     passwords = request.registry["passwords"]
     if ratelimit.hit(request.dbsession, ratelimit.LOGIN, user.email) is not None:

@@ -19,7 +19,6 @@ from sqlalchemy import select
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import occurred_at
 from ehs_core.incidents.views import list_query, list_schema
-from ehs_core.schemas import validate_query
 from ehs_core.security import Permission
 from ehs_core.sites.models import Area, Site
 from ehs_core.users.models import User
@@ -50,9 +49,10 @@ def write_csv(rows: Iterable[list[Any]], target: Any) -> None:
         writer.writerow([safe_cell(value) for value in row])
 
 
-@view_config(route_name="incidents.export", request_method="GET", permission=Permission.signed_in)
+@view_config(route_name="incidents.export", request_method="GET", permission=Permission.signed_in,
+             query=list_schema)
 def export(request: Request) -> Response:
-    query = validate_query(request, list_schema(request))
+    query = request.validated_query
     ids = list_query(request, query).with_only_columns(Incident.id).order_by(
         Incident.number.desc()).limit(MAX_ROWS).subquery()
     stmt = (

@@ -23,7 +23,6 @@ from ehs_core.incidents.schemas import (
     IncidentUpdateSchema,
 )
 from ehs_core.incidents.serialize import incident_json, incidents_json, iso, person, user_names
-from ehs_core.schemas import validate_body, validate_query
 from ehs_core.security import Permission
 from ehs_core.sites.models import Area, Site
 from ehs_core.workflow import transitions_for
@@ -62,14 +61,14 @@ def create_incident(request: Request, data: dict[str, Any], organization_id: int
     plugins (the kiosk) so every report gets the same numbering, idempotency,
     audit entry and events."""
     dbsession = request.dbsession
-    check_location(request, data["siteId"], data.get("areaId"), new=True)
     last = lock_counter(dbsession, organization_id)
     if data.get("clientId"):
         existing = dbsession.execute(select(Incident).where(
             Incident.organization_id == organization_id,
             Incident.client_id == data["clientId"])).scalar()
         if existing is not None:
-            return existing, False
+            return existing, False  # a retry: answered even if the site was archived since
+    check_location(request, data["siteId"], data.get("areaId"), new=True)
     incident = Incident(organization_id=organization_id, status="reported",
                         number=next_incident_number(dbsession, organization_id, last),
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
@@ -95,9 +94,9 @@ def replay_allowed(request: Request, incident: Incident, data: dict[str, Any]) -
 
 
 @view_config(route_name="incidents", request_method="POST", renderer="json",
-             permission=Permission.signed_in)
+             permission=Permission.signed_in, body=IncidentCreateSchema)
 def create(request: Request) -> dict:
-    data = validate_body(request, IncidentCreateSchema())
+    data = request.validated
     user = request.identity.user
     incident, created = create_incident(request, data, user.organization_id, user.id)
     if not created:
@@ -132,17 +131,18 @@ def list_query(request: Request, query: dict[str, Any]) -> Select:
     return stmt
 
 
-def list_schema(request: Request) -> colander.SchemaNode:
+def list_schema(registry: Any) -> colander.SchemaNode:
+    """The list/export query: paging and `q`, plus every registered filter."""
     schema = IncidentQuerySchema()
-    for item in extensions.filters(request):
+    for item in registry.get("incident_filters", []):
         schema.add(item.node.clone())
     return schema
 
 
 @view_config(route_name="incidents", request_method="GET", renderer="json",
-             permission=Permission.signed_in)
+             permission=Permission.signed_in, query=list_schema)
 def list_incidents(request: Request) -> dict:
-    query = validate_query(request, list_schema(request))
+    query = request.validated_query
     stmt = list_query(request, query)
     total = request.dbsession.execute(select(func.count()).select_from(stmt.subquery())).scalar()
     page, size = query["page"], query["pageSize"]
@@ -177,9 +177,9 @@ def detail(context: IncidentContext, request: Request) -> dict:
 
 
 @view_config(route_name="incident", request_method="PATCH", renderer="json",
-             permission=Permission.update_incident)
+             permission=Permission.update_incident, body=IncidentUpdateSchema)
 def update(context: IncidentContext, request: Request) -> dict:
-    data = validate_body(request, IncidentUpdateSchema())
+    data = request.validated
     incident = context.incident
     site_id = data.get("siteId", incident.site_id)
     if "siteId" in data and site_id != incident.site_id and "areaId" not in data:
@@ -222,9 +222,9 @@ def list_comments(context: IncidentContext, request: Request) -> list[dict]:
 
 
 @view_config(route_name="incident.comments", request_method="POST", renderer="json",
-             permission=Permission.comment_incident)
+             permission=Permission.comment_incident, body=CommentSchema)
 def add_comment(context: IncidentContext, request: Request) -> dict:
-    data = validate_body(request, CommentSchema())
+    data = request.validated
     comment = Comment(incident_id=context.incident.id, author_id=request.identity.user_id,
                       body=data["body"], created_at=utcnow())
     request.dbsession.add(comment)

@@ -14,7 +14,7 @@ from ehs_core.errors import invalid
 from ehs_core.incidents.resources import IncidentContext, context_for
 from ehs_core.investigation import investigation_json, root_cause_json
 from ehs_core.investigation.models import Investigation, RootCause
-from ehs_core.schemas import Bool, Int, StrList, drop, field, text, validate_body
+from ehs_core.schemas import Bool, Int, StrList, drop, field, text
 from ehs_core.security import Permission
 from ehs_core.users.models import User
 
@@ -29,7 +29,7 @@ class InvestigationSchema(colander.MappingSchema):
 class RootCauseSchema(colander.MappingSchema):
     category = text(100, min_length=1)
     description = text(20000, min_length=1)
-    whys = field(StrList(max_items=20), missing=list)
+    whys = field(StrList(max_items=20), missing=())
 
 
 class RootCauseUpdateSchema(colander.MappingSchema):
@@ -56,9 +56,9 @@ def root_cause_factory(request: Request) -> RootCauseContext:
 
 
 @view_config(route_name="incident.investigation", request_method="PUT", renderer="json",
-             permission=Permission.manage_investigation)
+             permission=Permission.manage_investigation, body=InvestigationSchema)
 def put_investigation(context: IncidentContext, request: Request) -> dict[str, Any]:
-    data = validate_body(request, InvestigationSchema())
+    data = request.validated
     dbsession = request.dbsession
     incident = context.incident
     if data.get("leadId") is not None and dbsession.get(User, data["leadId"]) is None:
@@ -84,10 +84,11 @@ def put_investigation(context: IncidentContext, request: Request) -> dict[str, A
 
 
 @view_config(route_name="incident.root_causes", request_method="POST", renderer="json",
-             permission=Permission.manage_investigation)
+             permission=Permission.manage_investigation, body=RootCauseSchema)
 def create_root_cause(context: IncidentContext, request: Request) -> dict[str, Any]:
-    data = validate_body(request, RootCauseSchema())
-    item = RootCause(incident_id=context.incident.id, created_at=utcnow(), **data)
+    data = request.validated
+    item = RootCause(incident_id=context.incident.id, created_at=utcnow(), category=data["category"],
+                     description=data["description"], whys=list(data["whys"]))
     request.dbsession.add(item)
     request.dbsession.flush()
     audit.record(request, context.incident.id, "root_cause.created",
@@ -97,9 +98,9 @@ def create_root_cause(context: IncidentContext, request: Request) -> dict[str, A
 
 
 @view_config(route_name="root_cause", request_method="PATCH", renderer="json",
-             permission=Permission.manage_investigation)
+             permission=Permission.manage_investigation, body=RootCauseUpdateSchema)
 def update_root_cause(context: RootCauseContext, request: Request) -> dict[str, Any]:
-    data = validate_body(request, RootCauseUpdateSchema())
+    data = request.validated
     item = context.root_cause
     before = {key: getattr(item, key) for key in data}
     for key, value in data.items():

@@ -7,7 +7,6 @@ from pyramid.view import view_config
 from sqlalchemy import select
 
 from ehs_core.errors import APIError, invalid
-from ehs_core.schemas import validate_body, validate_query
 from ehs_core.security import Permission
 from ehs_core.sites.models import ESTABLISHMENT_FIELDS, Area, Site
 from ehs_core.sites.schemas import (
@@ -46,9 +45,9 @@ def _get(request: Request, model: type, key: str = "id"):
 
 
 @view_config(route_name="sites", request_method="GET", renderer="json",
-             permission=Permission.signed_in)
+             permission=Permission.signed_in, query=SiteListQuery)
 def list_sites(request: Request) -> list[dict]:
-    query = validate_query(request, SiteListQuery())
+    query = request.validated_query
     sites_q = select(Site).order_by(Site.name, Site.id)
     areas_q = select(Area).order_by(Area.name, Area.id)
     if not query["includeArchived"]:
@@ -61,9 +60,9 @@ def list_sites(request: Request) -> list[dict]:
 
 
 @view_config(route_name="sites", request_method="POST", renderer="json",
-             permission=Permission.manage_sites)
+             permission=Permission.manage_sites, body=SiteCreateSchema)
 def create_site(request: Request) -> dict:
-    data = validate_body(request, SiteCreateSchema())
+    data = request.validated
     site = Site(organization_id=request.identity.user.organization_id, name=data["name"],
                 address=data.get("address"), timezone=data.get("timezone"), archived=False)
     request.dbsession.add(site)
@@ -73,9 +72,9 @@ def create_site(request: Request) -> dict:
 
 
 @view_config(route_name="site", request_method="PATCH", renderer="json",
-             permission=Permission.manage_sites)
+             permission=Permission.manage_sites, body=SiteUpdateSchema)
 def update_site(request: Request) -> dict:
-    data = validate_body(request, SiteUpdateSchema())
+    data = request.validated
     site = _get(request, Site)
     attrs = {"name": "name", "address": "address", "timezone": "timezone",
              "archived": "archived", **ESTABLISHMENT_FIELDS}
@@ -87,9 +86,9 @@ def update_site(request: Request) -> dict:
 
 
 @view_config(route_name="site.areas", request_method="POST", renderer="json",
-             permission=Permission.manage_sites)
+             permission=Permission.manage_sites, body=AreaCreateSchema)
 def create_area(request: Request) -> dict:
-    data = validate_body(request, AreaCreateSchema())
+    data = request.validated
     site = _get(request, Site)
     parent_id = data.get("parentId")
     if parent_id is not None:
@@ -105,9 +104,9 @@ def create_area(request: Request) -> dict:
 
 
 @view_config(route_name="area", request_method="PATCH", renderer="json",
-             permission=Permission.manage_sites)
+             permission=Permission.manage_sites, body=AreaUpdateSchema)
 def update_area(request: Request) -> dict:
-    data = validate_body(request, AreaUpdateSchema())
+    data = request.validated
     area = _get(request, Area)
     for key, value in data.items():
         setattr(area, key, value)

@@ -13,7 +13,6 @@ from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError
 from ehs_core.events import UserCreated, UserUpdated, publish
 from ehs_core.mail import send_mail
-from ehs_core.schemas import validate_body
 from ehs_core.security import Permission, Role
 from ehs_core.users.models import Organization, User, normalize_email, user_json
 from ehs_core.users.schemas import UserCreateSchema, UserUpdateSchema
@@ -38,9 +37,9 @@ def assignable_users(request: Request) -> list[dict]:
 
 
 @view_config(route_name="users", request_method="POST", renderer="json",
-             permission=Permission.manage_users)
+             permission=Permission.manage_users, body=UserCreateSchema)
 def create_user(request: Request) -> dict:
-    data = validate_body(request, UserCreateSchema())
+    data = request.validated
     email = normalize_email(data["email"])
     dbsession = request.dbsession
     if dbsession.execute(select(User.id).where(User.email == email)).first():
@@ -76,9 +75,9 @@ def _is_last_active_admin(request: Request, user: User) -> bool:
 
 
 @view_config(route_name="user", request_method="PATCH", renderer="json",
-             permission=Permission.manage_users)
+             permission=Permission.manage_users, body=UserUpdateSchema)
 def update_user(request: Request) -> dict:
-    data = validate_body(request, UserUpdateSchema())
+    data = request.validated
     dbsession = request.dbsession
     user = dbsession.get(User, int(request.matchdict["id"]))
     if user is None:

@@ -11,7 +11,7 @@ from ehs_core.events import IncidentTransitioned, publish
 from ehs_core.incidents.models import Comment, Incident, Status
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.serialize import incident_json
-from ehs_core.schemas import Choice, field, text, validate_body
+from ehs_core.schemas import Choice, field, text
 from ehs_core.security import Permission
 from ehs_core.workflow import blocked_reason, may_make
 from ehs_core.workflow.table import Effect, find
@@ -23,9 +23,9 @@ class TransitionSchema(colander.MappingSchema):
 
 
 @view_config(route_name="incident.transitions", request_method="POST", renderer="json",
-             permission=Permission.view_incident)
+             permission=Permission.view_incident, body=TransitionSchema)
 def transition(context: IncidentContext, request: Request) -> dict:
-    data = validate_body(request, TransitionSchema())
+    data = request.validated
     # Lock the incident so two moves at once cannot both pass their checks.
     incident = request.dbsession.get(Incident, context.incident.id, with_for_update=True,
                                      populate_existing=True)

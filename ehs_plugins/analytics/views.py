@@ -12,7 +12,7 @@ from sqlalchemy import or_, select
 
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import IncidentType
-from ehs_core.schemas import Bool, Choice, Date, QueryInt, drop, field, text, validate_body, validate_query
+from ehs_core.schemas import Bool, Choice, Date, QueryInt, drop, field, text
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.serialize import iso
 from ehs_plugins.analytics import stats
@@ -61,9 +61,9 @@ def overview(request: Request) -> dict[str, Any]:
 
 
 @view_config(route_name="stats.analytics", request_method="GET", renderer="json",
-             permission=Permission.signed_in)
+             permission=Permission.signed_in, query=analytics_schema)
 def analytics(request: Request) -> dict[str, Any]:
-    query = validate_query(request, analytics_schema())
+    query = request.validated_query
     first, last = query["from"], query["to"]
     if last < first:
         raise invalid("to", "Must not be before from")
@@ -80,9 +80,10 @@ def view_json(view: SavedView) -> dict[str, Any]:
             "shared": view.shared, "ownerId": view.owner_id, "createdAt": iso(view.created_at)}
 
 
-@view_config(route_name="views", request_method="GET", renderer="json", permission=Permission.signed_in)
+@view_config(route_name="views", request_method="GET", renderer="json", permission=Permission.signed_in,
+             query=ViewQuery)
 def list_views(request: Request) -> list[dict[str, Any]]:
-    query = validate_query(request, ViewQuery())
+    query = request.validated_query
     stmt = select(SavedView).where(or_(SavedView.owner_id == request.identity.user_id,
                                        SavedView.shared.is_(True)))
     if "page" in query:
@@ -91,9 +92,10 @@ def list_views(request: Request) -> list[dict[str, Any]]:
             .scalars()]
 
 
-@view_config(route_name="views", request_method="POST", renderer="json", permission=Permission.signed_in)
+@view_config(route_name="views", request_method="POST", renderer="json", permission=Permission.signed_in,
+             body=ViewCreateSchema)
 def create_view(request: Request) -> dict[str, Any]:
-    data = validate_body(request, ViewCreateSchema())
+    data = request.validated
     if data["shared"] and not role_at_least(request.identity.role, Role.supervisor):
         raise APIError(403, "Sharing a view needs the supervisor role")
     view = SavedView(owner_id=request.identity.user_id, page=data["page"], name=data["name"],

@@ -22,7 +22,6 @@ from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.views import create_incident
 from ehs_core.pages import PAGE_HEADERS
-from ehs_core.schemas import validate_body
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
@@ -63,9 +62,10 @@ def list_links(request: Request) -> list[dict[str, Any]]:
     return [link_json(link) for link in links]
 
 
-@view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE)
+@view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE,
+             body=LinkCreateSchema)
 def create_link(request: Request) -> dict[str, Any]:
-    data = validate_body(request, LinkCreateSchema())
+    data = request.validated
     check_site(request, data["siteId"])
     link = KioskLink(organization_id=request.identity.user.organization_id, name=data["name"],
                      site_id=data["siteId"], token=secrets.token_urlsafe(32), revoked=False)
@@ -75,9 +75,10 @@ def create_link(request: Request) -> dict[str, Any]:
     return link_json(link)
 
 
-@view_config(route_name="kiosk", request_method="PATCH", renderer="json", permission=MANAGE)
+@view_config(route_name="kiosk", request_method="PATCH", renderer="json", permission=MANAGE,
+             body=LinkUpdateSchema)
 def update_link(request: Request) -> dict[str, Any]:
-    data = validate_body(request, LinkUpdateSchema())
+    data = request.validated
     link = request.dbsession.get(KioskLink, int(request.matchdict["id"]))
     if link is None:
         raise APIError(404, "Not found")

@@ -5,14 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-import colander
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 from sqlalchemy import delete, select
 
 from ehs_core.errors import APIError
-from ehs_core.schemas import json_body, validate_query
 from ehs_core.sites.models import Site
 from ehs_core.users.models import Organization
 from ehs_plugins.osha import ita
@@ -29,33 +27,28 @@ def get_site(request: Request, site_id: int) -> Site:
     return site
 
 
-@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE, query=LogQuery)
 def osha_log(request: Request) -> dict[str, Any]:
-    query = validate_query(request, LogQuery())
+    query = request.validated_query
     site = get_site(request, int(query["siteId"]))
     return log_json(request.dbsession, site, int(query["year"]))
 
 
-@view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
+             query=YearQuery)
 def get_hours(request: Request) -> list[dict[str, Any]]:
-    year = int(validate_query(request, YearQuery())["year"])
+    year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
     return months_json(load(request.dbsession, [site], year)[0])
 
 
-@view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE,
+             query=YearQuery,
+             body=HoursEntries)
 def put_hours(request: Request) -> list[dict[str, Any]]:
-    year = int(validate_query(request, YearQuery())["year"])
+    year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    if request.content_type != "application/json":
-        raise APIError(415, "Send the body as application/json")
-    try:
-        raw = request.json_body
-    except ValueError:
-        raise APIError(400, "Invalid request", [{"path": "", "message": "Malformed JSON"}]) from None
-    if isinstance(raw, dict):  # also accept {"months": [...]}
-        raw = json_body(request).get("months", json_body(request).get("entries"))
-    entries = HoursEntries().deserialize(raw if raw is not None else colander.null)
+    entries = request.validated
     months = [entry["month"] for entry in entries]
     if len(set(months)) != len(months):
         raise APIError(400, "Invalid request", [{"path": "", "message": "Each month at most once"}])
@@ -91,18 +84,18 @@ def _company(request: Request) -> str:
     return org.name if org else ""
 
 
-@view_config(route_name="osha.ita_summary", request_method="GET", permission=MANAGE)
+@view_config(route_name="osha.ita_summary", request_method="GET", permission=MANAGE, query=YearQuery)
 def ita_summary(request: Request) -> Response:
-    year = int(validate_query(request, YearQuery())["year"])
+    year = int(request.validated_query["year"])
     company = _company(request)
     items = load(request.dbsession, active_sites(request.dbsession), year)
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 
 
-@view_config(route_name="osha.ita_cases", request_method="GET", permission=MANAGE)
+@view_config(route_name="osha.ita_cases", request_method="GET", permission=MANAGE, query=YearQuery)
 def ita_cases(request: Request) -> Response:
-    year = int(validate_query(request, YearQuery())["year"])
+    year = int(request.validated_query["year"])
     items = load(request.dbsession, active_sites(request.dbsession), year)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")

@@ -89,6 +89,14 @@ def case_schema(create: bool) -> colander.SchemaNode:
     return schema
 
 
+def case_create_schema(registry: Any) -> colander.SchemaNode:
+    return case_schema(create=True)
+
+
+def case_update_schema(registry: Any) -> colander.SchemaNode:
+    return case_schema(create=False)
+
+
 class HoursEntry(colander.MappingSchema):
     month = field(Int(), validator=colander.Range(1, 12))
     hours = field(Number(nullable=True), validator=colander.Range(min=0, max=10**11))

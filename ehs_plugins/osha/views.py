@@ -14,13 +14,12 @@ from ehs_core.db import utcnow
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.mail import send_mail
-from ehs_core.schemas import validate_body
 from ehs_core.security import Role, role_principal
 from ehs_core.users.models import User
 from ehs_plugins.osha.cases import case_json, case_number, incident_zone, recalculate, severe_report
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
-from ehs_plugins.osha.schemas import CASE_FIELDS, case_schema
+from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
 
 MANAGE = "osha.manage"
 
@@ -92,9 +91,10 @@ def list_cases(request: Request) -> list[dict[str, Any]]:
     return [case_json(case, incident) for case in cases]
 
 
-@view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
+             body=case_create_schema, responses=(201,))
 def create_case(request: Request) -> dict[str, Any]:
-    data = validate_body(request, case_schema(create=True))
+    data = request.validated
     incident = load_incident(request, lock=True)  # serialises case numbering per incident
     last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
         InjuryCase.incident_id == incident.id)).scalar()
@@ -114,9 +114,10 @@ def create_case(request: Request) -> dict[str, Any]:
     return case_json(case, incident)
 
 
-@view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
+             body=case_update_schema)
 def update_case(request: Request) -> dict[str, Any]:
-    data = validate_body(request, case_schema(create=False))
+    data = request.validated
     case, incident = load_case(request)
     apply_answers(case, data)
     notify_if_newly_severe(request, case, incident)
