@@ -33,6 +33,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.actions")  # also the daily digest job
     config.include("ehs_core.attachments")
     config.include("ehs_core.pages")  # /auth/magic, /auth/reset
+    config.include("ehs_core.openapi")  # /api/openapi.json, built from the registrations
     config.commit()
     # Plugins come last and use the same directives the core used above.
     plugins.include_enabled(config, settings["ehs.plugins"])

@@ -155,6 +155,7 @@ def unless_null(validator: Any) -> Any:
         if value is not None:
             validator(node, value)
 
+    validate.__wrapped_validator__ = validator  # for the OpenAPI description
     return validate
 
 
@@ -236,7 +237,7 @@ def validated_view(view: Any, info: Any) -> Any:
 
 # View options the deriver reads; `responses` lists the success statuses for
 # the API description, `multipart` names the file fields of upload endpoints.
-validated_view.options = ("body", "query", "responses", "multipart", "summary")
+validated_view.options = ("body", "query", "responses", "multipart", "summary", "media", "security")
 
 
 def includeme(config: Any) -> None:

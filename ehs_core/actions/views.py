@@ -65,7 +65,8 @@ def check_references(request: Request, incident_id: int, data: dict[str, Any]) -
 
 
 @view_config(route_name="incident.actions", request_method="POST", renderer="json",
-             permission=Permission.update_incident, body=ActionCreateSchema)
+             permission=Permission.update_incident, body=ActionCreateSchema,
+             responses=(201,))
 def create_action(context: IncidentContext, request: Request) -> dict[str, Any]:
     data = request.validated
     incident = context.incident

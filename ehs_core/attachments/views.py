@@ -88,7 +88,8 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
 
 
 @view_config(route_name="incident.attachments", request_method="POST", renderer="json",
-             permission=Permission.upload_attachment)
+             permission=Permission.upload_attachment,
+             responses=(201,), multipart={"file": "file"})
 def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
     limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
     if request.content_length and request.content_length > limit + 64 * 1024:
@@ -114,7 +115,8 @@ def content_disposition(kind: str, filename: str) -> str:
     return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
-@view_config(route_name="attachment", request_method="GET", permission=Permission.view_incident)
+@view_config(route_name="attachment", request_method="GET", permission=Permission.view_incident,
+             media="application/octet-stream")
 def download(context: AttachmentContext, request: Request) -> Response:
     item = context.attachment
     path = upload_dir(request) / item.storage_name
@@ -130,7 +132,8 @@ def download(context: AttachmentContext, request: Request) -> Response:
     return response
 
 
-@view_config(route_name="attachment", request_method="DELETE", permission=Permission.delete_attachment)
+@view_config(route_name="attachment", request_method="DELETE", permission=Permission.delete_attachment,
+             responses=(204,))
 def delete(context: AttachmentContext, request: Request) -> HTTPNoContent:
     item = context.attachment
     audit.record(request, item.incident_id, "attachment.deleted",

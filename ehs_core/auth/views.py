@@ -72,7 +72,8 @@ def setup_status(request: Request) -> dict:
     return {"needsSetup": needs_setup(request)}
 
 
-@view_config(route_name="setup", request_method="POST", permission=PUBLIC, body=SetupSchema)
+@view_config(route_name="setup", request_method="POST", permission=PUBLIC, body=SetupSchema,
+             responses=(201,))
 def setup(request: Request) -> Response:
     data = request.validated
     advisory_lock(request.dbsession, "setup")
@@ -177,7 +178,8 @@ def confirm_password_reset(request: Request) -> Response:
     return signed_in(request, user)
 
 
-@view_config(route_name="auth.logout", request_method="POST", permission=PUBLIC)
+@view_config(route_name="auth.logout", request_method="POST", permission=PUBLIC,
+             responses=(204,))
 def logout(request: Request) -> Response:
     response = HTTPNoContent()
     end_current_session(request, response)
@@ -191,7 +193,8 @@ def me(request: Request) -> dict:
 
 
 @view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,
-             body=PasswordChangeSchema)
+             body=PasswordChangeSchema,
+             responses=(204,))
 def change_password(request: Request) -> Response:
     data = request.validated
     user: User = request.identity.user

@@ -50,7 +50,8 @@ def write_csv(rows: Iterable[list[Any]], target: Any) -> None:
 
 
 @view_config(route_name="incidents.export", request_method="GET", permission=Permission.signed_in,
-             query=list_schema)
+             query=list_schema,
+             media="text/csv")
 def export(request: Request) -> Response:
     query = request.validated_query
     ids = list_query(request, query).with_only_columns(Incident.id).order_by(

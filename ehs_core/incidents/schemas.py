@@ -17,6 +17,8 @@ FUTURE_TOLERANCE = dt.timedelta(minutes=2)
 class OccurredAt(Str):
     """An ISO 8601 instant that carries its UTC offset and is not in the future."""
 
+    openapi = {"format": "date-time"}
+
     def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
         raw = super().check(node, value)
         if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", raw):
@@ -35,6 +37,8 @@ class OccurredAt(Str):
 
 
 class ClientId(Str):
+    openapi = {"format": "uuid"}
+
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         raw = super().check(node, value)
         try:

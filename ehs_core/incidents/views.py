@@ -35,9 +35,6 @@ FIELDS = {
     "areaId": "area_id", "locationDetail": "location_detail", "description": "description",
     "immediateAction": "immediate_action",
 }
-# Fields compared when a clientId is sent again: a different report under a
-# used key is a client bug, not a retry.
-IDEMPOTENCY_FIELDS = ("title", "type", "severity", "site_id")
 
 
 def check_location(request: Request, site_id: int, area_id: int | None, new: bool) -> None:
@@ -88,13 +85,16 @@ def create_incident(request: Request, data: dict[str, Any], organization_id: int
     return incident, True
 
 
-def replay_allowed(request: Request, incident: Incident, data: dict[str, Any]) -> bool:
-    return all(getattr(incident, attr) == data.get(key)
-               for key, attr in FIELDS.items() if attr in IDEMPOTENCY_FIELDS)
+def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:
+    """A retry repeats the report exactly; a different report under a used
+    clientId is a client bug, not a retry (Stripe, IETF idempotency draft)."""
+    return (all(getattr(incident, attr) == data.get(key) for key, attr in FIELDS.items())
+            and incident.occurred_at == data["occurredAt"] and incident.anonymous == data["anonymous"])
 
 
 @view_config(route_name="incidents", request_method="POST", renderer="json",
-             permission=Permission.signed_in, body=IncidentCreateSchema)
+             permission=Permission.signed_in, body=IncidentCreateSchema,
+             responses=(200, 201))
 def create(request: Request) -> dict:
     data = request.validated
     user = request.identity.user
@@ -104,7 +104,7 @@ def create(request: Request) -> dict:
             Permission.view_incident, IncidentContext(request, incident))
         if not visible:
             raise APIError(409, "This clientId was already used")
-        if not replay_allowed(request, incident, data):
+        if not replay_allowed(incident, data):
             raise APIError(422, "This clientId was already used for a different report")
         request.response.status = 200
     else:
@@ -222,7 +222,8 @@ def list_comments(context: IncidentContext, request: Request) -> list[dict]:
 
 
 @view_config(route_name="incident.comments", request_method="POST", renderer="json",
-             permission=Permission.comment_incident, body=CommentSchema)
+             permission=Permission.comment_incident, body=CommentSchema,
+             responses=(201,))
 def add_comment(context: IncidentContext, request: Request) -> dict:
     data = request.validated
     comment = Comment(incident_id=context.incident.id, author_id=request.identity.user_id,

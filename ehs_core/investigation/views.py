@@ -56,7 +56,8 @@ def root_cause_factory(request: Request) -> RootCauseContext:
 
 
 @view_config(route_name="incident.investigation", request_method="PUT", renderer="json",
-             permission=Permission.manage_investigation, body=InvestigationSchema)
+             permission=Permission.manage_investigation, body=InvestigationSchema,
+             responses=(201,))
 def put_investigation(context: IncidentContext, request: Request) -> dict[str, Any]:
     data = request.validated
     dbsession = request.dbsession
@@ -84,7 +85,8 @@ def put_investigation(context: IncidentContext, request: Request) -> dict[str, A
 
 
 @view_config(route_name="incident.root_causes", request_method="POST", renderer="json",
-             permission=Permission.manage_investigation, body=RootCauseSchema)
+             permission=Permission.manage_investigation, body=RootCauseSchema,
+             responses=(201,))
 def create_root_cause(context: IncidentContext, request: Request) -> dict[str, Any]:
     data = request.validated
     item = RootCause(incident_id=context.incident.id, created_at=utcnow(), category=data["category"],
@@ -112,7 +114,8 @@ def update_root_cause(context: RootCauseContext, request: Request) -> dict[str, 
     return root_cause_json(item)
 
 
-@view_config(route_name="root_cause", request_method="DELETE", permission=Permission.manage_investigation)
+@view_config(route_name="root_cause", request_method="DELETE", permission=Permission.manage_investigation,
+             responses=(204,))
 def delete_root_cause(context: RootCauseContext, request: Request) -> HTTPNoContent:
     item = context.root_cause
     audit.record(request, item.incident_id, "root_cause.deleted",

@@ -60,7 +60,8 @@ def list_sites(request: Request) -> list[dict]:
 
 
 @view_config(route_name="sites", request_method="POST", renderer="json",
-             permission=Permission.manage_sites, body=SiteCreateSchema)
+             permission=Permission.manage_sites, body=SiteCreateSchema,
+             responses=(201,))
 def create_site(request: Request) -> dict:
     data = request.validated
     site = Site(organization_id=request.identity.user.organization_id, name=data["name"],
@@ -86,7 +87,8 @@ def update_site(request: Request) -> dict:
 
 
 @view_config(route_name="site.areas", request_method="POST", renderer="json",
-             permission=Permission.manage_sites, body=AreaCreateSchema)
+             permission=Permission.manage_sites, body=AreaCreateSchema,
+             responses=(201,))
 def create_area(request: Request) -> dict:
     data = request.validated
     site = _get(request, Site)

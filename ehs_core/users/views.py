@@ -37,7 +37,8 @@ def assignable_users(request: Request) -> list[dict]:
 
 
 @view_config(route_name="users", request_method="POST", renderer="json",
-             permission=Permission.manage_users, body=UserCreateSchema)
+             permission=Permission.manage_users, body=UserCreateSchema,
+             responses=(201,))
 def create_user(request: Request) -> dict:
     data = request.validated
     email = normalize_email(data["email"])

@@ -37,7 +37,7 @@ class AnalyticsQuery(colander.MappingSchema):
     type = field(Choice(IncidentType), missing=None)
 
 
-def analytics_schema() -> colander.SchemaNode:
+def analytics_schema(registry: Any = None) -> colander.SchemaNode:
     schema = AnalyticsQuery()
     schema.add(field(Date(), name="from"))
     return schema
@@ -93,7 +93,8 @@ def list_views(request: Request) -> list[dict[str, Any]]:
 
 
 @view_config(route_name="views", request_method="POST", renderer="json", permission=Permission.signed_in,
-             body=ViewCreateSchema)
+             body=ViewCreateSchema,
+             responses=(201,))
 def create_view(request: Request) -> dict[str, Any]:
     data = request.validated
     if data["shared"] and not role_at_least(request.identity.role, Role.supervisor):
@@ -106,7 +107,8 @@ def create_view(request: Request) -> dict[str, Any]:
     return view_json(view)
 
 
-@view_config(route_name="view", request_method="DELETE", permission=Permission.signed_in)
+@view_config(route_name="view", request_method="DELETE", permission=Permission.signed_in,
+             responses=(204,))
 def delete_view(request: Request) -> HTTPNoContent:
     view = request.dbsession.get(SavedView, int(request.matchdict["id"]))
     identity = request.identity

@@ -11,6 +11,7 @@ from ehs_plugins.kiosk.security import kiosk_identity
 def includeme(config: Configurator) -> None:
     config.add_migrations("kiosk", "ehs_plugins.kiosk:migrations/versions")
     config.add_identity_provider("kiosk", kiosk_identity)
+    config.add_security_scheme("kioskToken", {"type": "apiKey", "in": "header", "name": "X-Kiosk-Token"})
     config.add_incident_section("channel", channel_section)
     config.add_incident_section("kiosk", kiosk_section)
 

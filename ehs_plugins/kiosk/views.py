@@ -33,6 +33,7 @@ from ehs_plugins.kiosk.security import FILE_REPORT
 log = logging.getLogger(__name__)
 
 MANAGE = "kiosk.manage"
+TOKEN = [{"kioskToken": []}]
 MAX_FILES = 5
 REPORT_LIMIT = ratelimit.Limit("kiosk", 30, dt.timedelta(minutes=10))
 
@@ -63,7 +64,8 @@ def list_links(request: Request) -> list[dict[str, Any]]:
 
 
 @view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE,
-             body=LinkCreateSchema)
+             body=LinkCreateSchema,
+             responses=(201,))
 def create_link(request: Request) -> dict[str, Any]:
     data = request.validated
     check_site(request, data["siteId"])
@@ -112,7 +114,8 @@ def config_json(request: Request, link: KioskLink) -> dict[str, Any]:
             "siteId": link.site_id, "sites": allowed_sites(request, link)}
 
 
-@view_config(route_name="kiosk.config", request_method="GET", renderer="json", permission=FILE_REPORT)
+@view_config(route_name="kiosk.config", request_method="GET", renderer="json", permission=FILE_REPORT,
+             security=TOKEN)
 def kiosk_config(request: Request) -> dict[str, Any]:
     return config_json(request, request.identity.extra["link"])
 
@@ -131,7 +134,8 @@ def _report_part(request: Request) -> dict[str, Any]:
     return body
 
 
-@view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT)
+@view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT,
+             responses=(200, 201), multipart={"report": "json", "files": "files"}, security=TOKEN)
 def file_report(request: Request) -> dict[str, Any]:
     link: KioskLink = request.identity.extra["link"]
     if not (request.content_type or "").startswith("multipart/form-data"):

@@ -84,7 +84,8 @@ def _company(request: Request) -> str:
     return org.name if org else ""
 
 
-@view_config(route_name="osha.ita_summary", request_method="GET", permission=MANAGE, query=YearQuery)
+@view_config(route_name="osha.ita_summary", request_method="GET", permission=MANAGE, query=YearQuery,
+             media="text/csv")
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
@@ -93,7 +94,8 @@ def ita_summary(request: Request) -> Response:
     return csv_response(body, f"ita-summary-{year}.csv")
 
 
-@view_config(route_name="osha.ita_cases", request_method="GET", permission=MANAGE, query=YearQuery)
+@view_config(route_name="osha.ita_cases", request_method="GET", permission=MANAGE, query=YearQuery,
+             media="text/csv")
 def ita_cases(request: Request) -> Response:
     year = int(request.validated_query["year"])
     items = load(request.dbsession, active_sites(request.dbsession), year)

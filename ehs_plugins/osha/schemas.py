@@ -13,6 +13,8 @@ from ehs_plugins.osha.recordability import MAX_DAYS, CaseType, EmploymentType, S
 class Sex(Str):
     """Form 301 item 5 (male/female); ITA codes M and F."""
 
+    openapi = {"enum": ["M", "F"]}
+
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         raw = super().check(node, value).upper()
         if raw not in ("M", "F"):
@@ -21,6 +23,8 @@ class Sex(Str):
 
 
 class ClockTime(Str):
+    openapi = {"pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"}
+
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         raw = super().check(node, value)
         if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", raw):
@@ -29,6 +33,8 @@ class ClockTime(Str):
 
 
 class Instant(Str):
+    openapi = {"format": "date-time"}
+
     def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
         raw = super().check(node, value)
         try:

@@ -124,7 +124,8 @@ def update_case(request: Request) -> dict[str, Any]:
     return case_json(case, incident)
 
 
-@view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE)
+@view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE,
+             responses=(204,))
 def delete_case(request: Request) -> HTTPNoContent:
     case, _ = load_case(request)
     request.dbsession.delete(case)

@@ -1,0 +1,64 @@
+"""Incident reports: filing, listing, detail and updates, CSV export, and
+numbering and idempotency under concurrent requests.
+
+The helpers below are shared by the modules of this package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INCIDENTS = "/api/incidents"
+# An instant written with a non-UTC offset; it must come back written the same way.
+OCCURRED = "2026-01-01T08:00:00+02:00"
+
+
+def issue_paths(response: Any) -> set[str]:
+    """The `path`s of a 400's issues (checking the error shape on the way)."""
+    assert response.status_int == 400
+    assert isinstance(response.json["error"], str) and response.json["error"]
+    assert response.json["issues"]
+    for issue in response.json["issues"]:
+        assert set(issue) == {"path", "message"}
+        assert isinstance(issue["message"], str) and issue["message"]
+    return {issue["path"] for issue in response.json["issues"]}
+
+
+def new_site(browser: Any, name: str = "Plant North", **body: Any) -> dict:
+    return browser.post_json("/api/sites", {"name": name, **body}, status=201).json
+
+
+def new_area(browser: Any, site_id: int, name: str = "Assembly", **body: Any) -> dict:
+    return browser.post_json(f"/api/sites/{site_id}/areas", {"name": name, **body}, status=201).json
+
+
+def report_body(site_id: int, **fields: Any) -> dict[str, Any]:
+    return {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
+            "siteId": site_id, **fields}
+
+
+def report(browser: Any, site_id: int, status: int | str = 201, **fields: Any) -> Any:
+    """POST a report (defaults filled in) and return the response."""
+    return browser.post_json(INCIDENTS, report_body(site_id, **fields), status=status)
+
+
+def file_report(browser: Any, site_id: int, **fields: Any) -> dict:
+    """File a new report and return its JSON."""
+    return report(browser, site_id, **fields).json
+
+
+def listing(browser: Any, query: str = "", status: int = 200) -> Any:
+    return browser.get(f"{INCIDENTS}{query}", status=status)
+
+
+def listed_numbers(browser: Any, query: str = "") -> list[int]:
+    return [item["number"] for item in listing(browser, query).json["items"]]
+
+
+def add_action(browser: Any, number: int, assignee_id: int | None, title: str = "Fix the leak") -> dict:
+    return browser.post_json(f"{INCIDENTS}/{number}/actions",
+                             {"title": title, "assigneeId": assignee_id}, status=201).json
+
+
+def move(browser: Any, number: int, to: str) -> dict:
+    return browser.post_json(f"{INCIDENTS}/{number}/transitions", {"to": to}, status=200).json

@@ -1,0 +1,417 @@
+"""Filing a report: numbering, validation, location rules, anonymous reports,
+ignored fields, retries with a clientId, and the notice of serious reports."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from ehs_core.audit.models import AuditEntry
+from ehs_core.incidents.models import Incident
+from ehs_core.users.models import User
+from tests.core.incidents import (
+    INCIDENTS,
+    OCCURRED,
+    file_report,
+    issue_paths,
+    listed_numbers,
+    new_area,
+    new_site,
+    report,
+    report_body,
+)
+
+
+def incident_count(dbsession) -> int:
+    return dbsession.execute(select(func.count()).select_from(Incident)).scalar()
+
+
+def written(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+# --- a new report -----------------------------------------------------------
+
+
+def test_a_new_report_answers_201_with_the_report(admin, make_user):
+    site = new_site(admin)
+    area = new_area(admin, site["id"])
+    reporter = make_user("reporter", name="Rita Reporter")
+    response = report(reporter, site["id"], areaId=area["id"], title="  Oil on the floor  ",
+                      type="hazard", severity="medium", locationDetail="Near dock 3",
+                      description="A puddle", immediateAction="Coned off")
+    assert response.status_int == 201
+    incident = response.json
+    assert incident["number"] == 1
+    assert incident["reference"] == "INC-0001"
+    assert incident["status"] == "reported"
+    assert incident["title"] == "Oil on the floor"
+    assert (incident["type"], incident["severity"]) == ("hazard", "medium")
+    assert (incident["siteId"], incident["areaId"]) == (site["id"], area["id"])
+    assert (incident["siteName"], incident["areaName"]) == ("Plant North", "Assembly")
+    assert incident["locationDetail"] == "Near dock 3"
+    assert incident["description"] == "A puddle"
+    assert incident["immediateAction"] == "Coned off"
+    assert incident["anonymous"] is False
+    assert incident["reporter"] == {"id": reporter.user["id"], "name": "Rita Reporter"}
+    assert incident["closedAt"] is None
+    # The reporter can read it back.
+    assert reporter.get(f"{INCIDENTS}/1").json["title"] == "Oil on the floor"
+
+
+def test_numbers_are_sequential_and_references_are_padded(admin, make_user):
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    created = [file_report(browser, site["id"]) for browser in (admin, reporter, admin)]
+    assert [i["number"] for i in created] == [1, 2, 3]
+    assert [i["reference"] for i in created] == ["INC-0001", "INC-0002", "INC-0003"]
+    for incident in created:
+        assert re.fullmatch(r"INC-\d{4,}", incident["reference"])
+
+
+def test_a_report_needs_a_session(admin, client):
+    site = new_site(admin)
+    response = report(client, site["id"], status=401)
+    assert list(response.json) == ["error"]
+    assert listed_numbers(admin) == []
+
+
+# --- validation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["title", "type", "severity", "occurredAt", "siteId"])
+def test_required_fields(admin, dbsession, missing):
+    site = new_site(admin)
+    body = report_body(site["id"])
+    del body[missing]
+    response = admin.post_json(INCIDENTS, body, status=400)
+    assert issue_paths(response) == {missing}
+    assert incident_count(dbsession) == 0
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("title", ""),
+    ("title", "   "),
+    ("title", "x" * 201),
+    ("title", None),
+    ("type", "fire"),
+    ("type", "Hazard"),
+    ("type", None),
+    ("severity", "extreme"),
+    ("severity", "HIGH"),
+    ("severity", 3),
+    ("siteId", "1"),
+    ("siteId", None),
+    ("areaId", "1"),
+    ("anonymous", "yes"),
+    ("occurredAt", 1767247200),
+    ("occurredAt", "yesterday"),
+    ("occurredAt", "2026-01-01"),
+])
+def test_field_values_are_checked(admin, dbsession, field, value):
+    site = new_site(admin)
+    response = report(admin, site["id"], status=400, **{field: value})
+    assert issue_paths(response) == {field}
+    assert incident_count(dbsession) == 0
+
+
+def test_occurred_at_without_an_offset_is_refused(admin, dbsession):
+    site = new_site(admin)
+    response = report(admin, site["id"], status=400, occurredAt="2026-01-01T08:00:00")
+    assert issue_paths(response) == {"occurredAt"}
+    assert incident_count(dbsession) == 0
+
+
+def test_occurred_at_in_the_future_is_refused(admin, dbsession):
+    site = new_site(admin)
+    tomorrow = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    response = report(admin, site["id"], status=400, occurredAt=written(tomorrow))
+    assert issue_paths(response) == {"occurredAt"}
+    assert incident_count(dbsession) == 0
+
+
+def test_the_future_is_judged_on_the_instant_not_on_the_written_clock(admin):
+    site = new_site(admin)
+    # An hour ahead, written at -10:00: the wall clock reads earlier than UTC now.
+    ahead = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).astimezone(dt.timezone(dt.timedelta(hours=-10)))
+    assert issue_paths(report(admin, site["id"], status=400, occurredAt=written(ahead))) == {"occurredAt"}
+    # An hour ago, written at +14:00: the wall clock reads later than UTC now.
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).astimezone(dt.timezone(dt.timedelta(hours=14)))
+    incident = file_report(admin, site["id"], occurredAt=written(past))
+    assert incident["occurredAt"] == written(past)
+
+
+@pytest.mark.parametrize("occurred", [OCCURRED, "2026-01-01T08:00:00-05:30", "2026-01-01T06:00:00Z"])
+def test_occurred_at_comes_back_with_the_offset_it_was_given(admin, occurred):
+    site = new_site(admin)
+    incident = file_report(admin, site["id"], occurredAt=occurred)
+    assert incident["occurredAt"] == occurred
+    assert admin.get(f"{INCIDENTS}/{incident['number']}").json["occurredAt"] == occurred
+    assert admin.get(INCIDENTS).json["items"][0]["occurredAt"] == occurred
+
+
+def test_occurred_at_is_kept_as_an_instant(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], occurredAt="2026-01-01T08:00:00+02:00")
+    file_report(admin, site["id"], occurredAt="2026-01-01T06:30:00Z")
+    # Stored as instants: 06:00Z comes before 06:30Z whatever the written clock says.
+    first, second = (admin.get(f"{INCIDENTS}/{n}").json["occurredAt"] for n in (1, 2))
+    assert dt.datetime.fromisoformat(first) < dt.datetime.fromisoformat(second)
+    assert dt.datetime.fromisoformat(first) == dt.datetime(2026, 1, 1, 6, tzinfo=dt.UTC)
+
+
+# --- site and area ---------------------------------------------------------------
+
+
+def test_an_unknown_site_is_refused(admin, dbsession):
+    new_site(admin)
+    response = report(admin, 999_999, status=400)
+    assert issue_paths(response) == {"siteId"}
+    assert incident_count(dbsession) == 0
+
+
+def test_an_archived_site_is_refused(admin, dbsession):
+    site = new_site(admin)
+    admin.patch_json(f"/api/sites/{site['id']}", {"archived": True}, status=200)
+    response = report(admin, site["id"], status=400)
+    assert issue_paths(response) == {"siteId"}
+    assert incident_count(dbsession) == 0
+
+
+def test_an_area_of_another_site_is_refused(admin, dbsession):
+    site = new_site(admin)
+    other = new_site(admin, "Plant South")
+    foreign = new_area(admin, other["id"], "Paint shop")
+    response = report(admin, site["id"], status=400, areaId=foreign["id"])
+    assert issue_paths(response) == {"areaId"}
+    assert incident_count(dbsession) == 0
+    # The same area with its own site is fine.
+    assert file_report(admin, other["id"], areaId=foreign["id"])["areaId"] == foreign["id"]
+
+
+def test_an_unknown_or_archived_area_is_refused(admin, dbsession):
+    site = new_site(admin)
+    area = new_area(admin, site["id"])
+    assert issue_paths(report(admin, site["id"], status=400, areaId=999_999)) == {"areaId"}
+    admin.patch_json(f"/api/areas/{area['id']}", {"archived": True}, status=200)
+    assert issue_paths(report(admin, site["id"], status=400, areaId=area["id"])) == {"areaId"}
+    assert incident_count(dbsession) == 0
+
+
+def test_the_area_is_optional(admin):
+    site = new_site(admin)
+    incident = file_report(admin, site["id"], areaId=None)
+    assert incident["areaId"] is None and incident["areaName"] is None
+
+
+# --- anonymous reports --------------------------------------------------------------
+
+
+def test_an_anonymous_report_records_no_reporter_anywhere(admin, make_user, dbsession):
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    incident = file_report(reporter, site["id"], anonymous=True, title="Blocked fire exit")
+    assert incident["anonymous"] is True
+    assert incident["reporter"] is None
+    assert admin.get(f"{INCIDENTS}/{incident['number']}").json["reporter"] is None
+    timeline = admin.get(f"{INCIDENTS}/{incident['number']}/timeline").json
+    assert [entry["action"] for entry in timeline] == ["incident.created"]
+    assert timeline[0]["actor"] is None
+    assert not {"reporter", "reporterId", "actor"} & set(timeline[0]["changes"])
+    stored = dbsession.execute(select(Incident).where(Incident.number == incident["number"])).scalar_one()
+    assert stored.reporter_id is None
+    actors = dbsession.execute(select(AuditEntry.actor_id).where(AuditEntry.incident_id == stored.id))
+    assert set(actors.scalars()) == {None}
+
+
+def test_an_anonymous_report_is_not_linked_to_its_reporter(admin, make_user):
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    named = file_report(reporter, site["id"], title="Named report")
+    anonymous = file_report(reporter, site["id"], anonymous=True, title="Anonymous report")
+    assert listed_numbers(reporter) == [named["number"]]
+    reporter.get(f"{INCIDENTS}/{anonymous['number']}", status=404)
+    # Supervisors and above still see it.
+    assert listed_numbers(admin) == [anonymous["number"], named["number"]]
+
+
+def test_a_named_report_records_its_reporter_as_the_actor(admin, make_user):
+    site = new_site(admin)
+    reporter = make_user("reporter", name="Rita Reporter")
+    incident = file_report(reporter, site["id"], anonymous=False)
+    timeline = admin.get(f"{INCIDENTS}/{incident['number']}/timeline").json
+    assert timeline[0]["actor"] == {"id": reporter.user["id"], "name": "Rita Reporter"}
+
+
+# --- fields the client may not set -------------------------------------------------------
+
+
+def test_server_owned_fields_in_the_body_are_ignored(admin, make_user, dbsession):
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    other = make_user("reporter")
+    body = report_body(site["id"], number=77, reference="INC-0077", status="closed",
+                       reporterId=other.user["id"], reporter={"id": other.user["id"]},
+                       organizationId=999, closedAt="2026-01-02T00:00:00Z", id=12345,
+                       createdAt="2020-01-01T00:00:00Z", channel="kiosk")
+    created = reporter.post_json(INCIDENTS, body, status=201).json
+    assert created["number"] == 1
+    incident = admin.get(f"{INCIDENTS}/1").json
+    assert incident["reference"] == "INC-0001"
+    assert incident["status"] == "reported"
+    assert incident["closedAt"] is None
+    assert incident["reporter"]["id"] == reporter.user["id"]
+    assert incident["createdAt"][:4] == str(dt.datetime.now(dt.UTC).year)
+    stored = dbsession.execute(select(Incident)).scalar_one()
+    owner = dbsession.execute(select(User.organization_id).where(User.id == reporter.user["id"]))
+    assert stored.organization_id == owner.scalar_one()
+    assert stored.id != 12345
+    assert listed_numbers(other) == []
+    assert listed_numbers(reporter) == [1]
+
+
+# --- retries with a clientId -------------------------------------------------------------
+
+
+def test_the_same_client_id_again_returns_the_original_with_200(admin, make_user, dbsession):
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    key = str(uuid.uuid4())
+    first = report(reporter, site["id"], clientId=key)
+    assert first.status_int == 201
+    again = report(reporter, site["id"], status=200, clientId=key)
+    assert again.json["number"] == first.json["number"] == 1
+    assert again.json["reference"] == "INC-0001"
+    assert incident_count(dbsession) == 1
+    # The replay took no number: the next report is 2.
+    assert file_report(reporter, site["id"])["number"] == 2
+
+
+def test_a_client_id_is_compared_as_a_uuid(admin, dbsession):
+    site = new_site(admin)
+    key = uuid.uuid4()
+    report(admin, site["id"], clientId=str(key))
+    again = report(admin, site["id"], status=200, clientId=str(key).upper())
+    assert again.json["number"] == 1
+    assert incident_count(dbsession) == 1
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("title", "Something else entirely"),
+    ("type", "injury"),
+    ("severity", "medium"),
+])
+def test_the_same_client_id_for_a_different_report_is_422(admin, dbsession, field, value):
+    site = new_site(admin)
+    key = str(uuid.uuid4())
+    report(admin, site["id"], clientId=key)
+    response = report(admin, site["id"], status=422, clientId=key, **{field: value})
+    assert isinstance(response.json["error"], str)
+    assert incident_count(dbsession) == 1
+    assert admin.get(f"{INCIDENTS}/1").json["title"] == "Oil on the floor"
+
+
+def test_the_same_client_id_on_another_site_is_422(admin, dbsession):
+    site = new_site(admin)
+    other = new_site(admin, "Plant South")
+    key = str(uuid.uuid4())
+    report(admin, site["id"], clientId=key)
+    report(admin, other["id"], status=422, clientId=key)
+    assert incident_count(dbsession) == 1
+
+
+def test_a_replay_still_answers_200_after_the_site_was_archived(admin, dbsession):
+    # Spec: the same clientId sent again answers 200 with the original; a
+    # retry must not turn into a 400 because the site changed meanwhile.
+    site = new_site(admin)
+    key = str(uuid.uuid4())
+    report(admin, site["id"], clientId=key)
+    admin.patch_json(f"/api/sites/{site['id']}", {"archived": True}, status=200)
+    again = report(admin, site["id"], status="*", clientId=key)
+    assert again.status_int == 200, again.body
+    assert again.json["number"] == 1
+    assert incident_count(dbsession) == 1
+
+
+def test_another_user_cannot_fetch_a_report_by_its_client_id(admin, make_user, dbsession):
+    site = new_site(admin)
+    owner = make_user("reporter")
+    stranger = make_user("reporter")
+    key = str(uuid.uuid4())
+    report(owner, site["id"], clientId=key, title="Private matter")
+    response = report(stranger, site["id"], status="*", clientId=key, title="Private matter")
+    assert response.status_int not in (200, 201)
+    assert "Private matter" not in response.text
+    assert incident_count(dbsession) == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "", "1234", str(uuid.uuid4()) + "0", 42])
+def test_an_invalid_client_id_is_refused(admin, dbsession, value):
+    site = new_site(admin)
+    response = report(admin, site["id"], status=400, clientId=value)
+    assert issue_paths(response) == {"clientId"}
+    assert incident_count(dbsession) == 0
+
+
+def test_reports_without_a_client_id_are_never_merged(admin, dbsession):
+    site = new_site(admin)
+    assert report(admin, site["id"]).status_int == 201
+    assert report(admin, site["id"], clientId=None).status_int == 201
+    assert incident_count(dbsession) == 2
+
+
+# --- notice of serious reports --------------------------------------------------------------
+
+
+def staff(admin, make_user):
+    """Users of every role, plus an inactive safety manager; returns the
+    addresses that must get a notice."""
+    managers = [make_user("safety_manager"), make_user("safety_manager")]
+    second_admin = make_user("admin")
+    make_user("supervisor")
+    inactive = make_user("safety_manager")
+    admin.patch_json(f"/api/users/{inactive.user['id']}", {"active": False}, status=200)
+    return {m.user["email"] for m in managers} | {second_admin.user["email"], "admin@acme.test"}
+
+
+@pytest.mark.parametrize("severity", ["high", "critical"])
+def test_a_serious_report_is_mailed_to_safety_managers_and_admins(admin, make_user, inbox, severity):
+    site = new_site(admin)
+    expected = staff(admin, make_user)
+    reporter = make_user("reporter")
+    inbox.settle()
+    inbox.clear()
+    incident = file_report(reporter, site["id"], severity=severity, title="Forklift tipped over")
+    inbox.wait(len(expected))
+    messages = inbox.settle()
+    assert sorted(m["To"] for m in messages) == sorted(expected)
+    for message in messages:
+        assert incident["reference"] in message["Subject"]
+        assert severity in message["Subject"]
+        body = message.get_payload(decode=True).decode()
+        assert "Forklift tipped over" in body
+        assert "Plant North" in body
+
+
+@pytest.mark.parametrize("severity", ["low", "medium"])
+def test_a_minor_report_sends_no_mail(admin, make_user, inbox, severity):
+    site = new_site(admin)
+    staff(admin, make_user)
+    reporter = make_user("reporter")
+    inbox.settle()
+    inbox.clear()
+    file_report(reporter, site["id"], severity=severity)
+    assert inbox.settle(0.5) == []
+
+
+def test_a_replayed_serious_report_is_not_mailed_twice(admin, inbox):
+    site = new_site(admin)
+    key = str(uuid.uuid4())
+    report(admin, site["id"], severity="critical", clientId=key)
+    inbox.wait(1)
+    report(admin, site["id"], severity="critical", clientId=key, status=200)
+    assert len(inbox.settle(0.5)) == 1

@@ -1,0 +1,251 @@
+"""The incident list: shape and paging, filters, the text search, and who
+sees which incidents."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.core.incidents import (
+    add_action,
+    file_report,
+    issue_paths,
+    listed_numbers,
+    listing,
+    move,
+    new_site,
+)
+
+# --- shape and paging -------------------------------------------------------
+
+
+def test_the_list_has_items_page_page_size_and_total(admin):
+    site = new_site(admin)
+    for _ in range(3):
+        file_report(admin, site["id"])
+    body = listing(admin).json
+    assert set(body) == {"items", "page", "pageSize", "total"}
+    assert (body["page"], body["pageSize"], body["total"]) == (1, 25, 3)
+    item = body["items"][0]
+    assert item["reference"] == "INC-0003"
+    assert {"number", "title", "type", "severity", "status", "occurredAt", "siteId", "areaId",
+            "reporter", "anonymous"} <= set(item)
+
+
+def test_an_empty_list(admin):
+    assert listing(admin).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
+
+
+def test_newest_first(admin):
+    site = new_site(admin)
+    for title in ("first", "second", "third"):
+        file_report(admin, site["id"], title=title)
+    items = listing(admin).json["items"]
+    assert [i["number"] for i in items] == [3, 2, 1]
+    assert [i["title"] for i in items] == ["third", "second", "first"]
+
+
+def test_paging(admin):
+    site = new_site(admin)
+    for _ in range(5):
+        file_report(admin, site["id"])
+    first = listing(admin, "?pageSize=2").json
+    assert ([i["number"] for i in first["items"]], first["page"], first["total"]) == ([5, 4], 1, 5)
+    second = listing(admin, "?pageSize=2&page=2").json
+    assert ([i["number"] for i in second["items"]], second["page"], second["pageSize"]) == ([3, 2], 2, 2)
+    last = listing(admin, "?pageSize=2&page=3").json
+    assert [i["number"] for i in last["items"]] == [1]
+    beyond = listing(admin, "?pageSize=2&page=4").json
+    assert (beyond["items"], beyond["total"]) == ([], 5)
+
+
+@pytest.mark.parametrize("size", [1, 100])
+def test_page_size_bounds_are_accepted(admin, size):
+    site = new_site(admin)
+    file_report(admin, site["id"])
+    file_report(admin, site["id"])
+    body = listing(admin, f"?pageSize={size}").json
+    assert body["pageSize"] == size
+    assert len(body["items"]) == min(size, 2)
+
+
+@pytest.mark.parametrize(("query", "path"), [
+    ("?pageSize=0", "pageSize"),
+    ("?pageSize=101", "pageSize"),
+    ("?pageSize=-1", "pageSize"),
+    ("?pageSize=ten", "pageSize"),
+    ("?pageSize=", "pageSize"),
+    ("?page=0", "page"),
+    ("?page=-3", "page"),
+    ("?page=1.5", "page"),
+    ("?type=fire", "type"),
+    ("?severity=extreme", "severity"),
+    ("?status=open", "status"),
+    ("?siteId=north", "siteId"),
+])
+def test_bad_query_parameters_are_400(admin, query, path):
+    assert issue_paths(listing(admin, query, status=400)) == {path}
+
+
+def test_the_list_needs_a_session(admin, client):
+    response = listing(client, status=401)
+    assert list(response.json) == ["error"]
+
+
+def test_list_items_leave_out_the_detail_sections(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"])
+    item = listing(admin).json["items"][0]
+    assert not {"investigation", "rootCauses", "actions", "attachments", "transitions", "can"} & set(item)
+
+
+# --- filters --------------------------------------------------------------------------
+
+
+def filter_fixture(admin):
+    north = new_site(admin, "Plant North")
+    south = new_site(admin, "Plant South")
+    file_report(admin, north["id"], type="hazard", severity="low")            # 1
+    file_report(admin, north["id"], type="injury", severity="high")           # 2
+    file_report(admin, south["id"], type="near_miss", severity="high")        # 3
+    file_report(admin, south["id"], type="injury", severity="critical")       # 4
+    move(admin, 2, "triage")
+    move(admin, 4, "triage")
+    return north, south
+
+
+def test_filters_by_type_severity_status_and_site(admin):
+    north, south = filter_fixture(admin)
+    assert listed_numbers(admin, "?type=injury") == [4, 2]
+    assert listed_numbers(admin, "?type=near_miss") == [3]
+    assert listed_numbers(admin, "?type=illness") == []
+    assert listed_numbers(admin, "?severity=high") == [3, 2]
+    assert listed_numbers(admin, "?severity=critical") == [4]
+    assert listed_numbers(admin, "?status=triage") == [4, 2]
+    assert listed_numbers(admin, "?status=reported") == [3, 1]
+    assert listed_numbers(admin, f"?siteId={north['id']}") == [2, 1]
+    assert listed_numbers(admin, f"?siteId={south['id']}") == [4, 3]
+    assert listed_numbers(admin, "?siteId=999999") == []
+
+
+def test_filters_combine_and_total_counts_the_filtered_set(admin):
+    north, _ = filter_fixture(admin)
+    body = listing(admin, f"?type=injury&siteId={north['id']}").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([2], 1)
+    body = listing(admin, "?severity=high&status=reported&pageSize=1").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([3], 1)
+    body = listing(admin, "?severity=high&pageSize=1").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([3], 2)
+
+
+# --- text search --------------------------------------------------------------------------
+
+
+def search_fixture(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Forklift near miss", description="Driver too fast")          # 1
+    file_report(admin, site["id"], title="Oil spill", description="Leaking HYDRAULIC hose")            # 2
+    file_report(admin, site["id"], title="Trip hazard", locationDetail="Loading Dock east")           # 3
+    file_report(admin, site["id"], title="Full % capacity", description="Warehouse over capacity")   # 4
+    file_report(admin, site["id"], title="Cable_tray loose")                                         # 5
+    return site
+
+
+@pytest.mark.parametrize(("q", "expected"), [
+    ("forklift", [1]),
+    ("FORKLIFT", [1]),
+    ("hydraulic", [2]),
+    ("Hydraulic Hose", [2]),
+    ("loading dock", [3]),
+    ("DOCK EAST", [3]),
+    ("capacity", [4]),
+    ("a", [5, 4, 3, 2, 1]),
+    ("nothing like this", []),
+])
+def test_q_matches_title_description_and_location_ignoring_case(admin, q, expected):
+    search_fixture(admin)
+    assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected
+
+
+def test_q_ignores_case_beyond_ascii(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Ölfleck in Halle 3")
+    file_report(admin, site["id"], title="Éclat de verre")
+    for q, expected in [("ölfleck", [1]), ("ÖLFLECK", [1]), ("éclat", [2]), ("ÉCLAT", [2])]:
+        assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected, q
+
+
+@pytest.mark.parametrize("q", ["INC-0002", "inc-0002", "2", "0002", " INC-0002 "])
+def test_q_matches_the_number_or_reference(admin, q):
+    search_fixture(admin)
+    assert listed_numbers(admin, "?" + urlencode({"q": q})) == [2]
+
+
+def test_q_with_another_number_does_not_match(admin):
+    search_fixture(admin)
+    assert listed_numbers(admin, "?q=INC-0009") == []
+    assert listed_numbers(admin, "?q=9") == []
+
+
+@pytest.mark.parametrize(("q", "expected"), [("%", [4]), ("_", [5]), ("Full %", [4]), ("t_a", [])])
+def test_like_wildcards_in_q_are_literal(admin, q, expected):
+    search_fixture(admin)
+    assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected
+
+
+def test_q_combines_with_filters(admin):
+    site = search_fixture(admin)
+    other = new_site(admin, "Plant South")
+    file_report(admin, other["id"], title="Forklift again")  # 6
+    assert listed_numbers(admin, "?q=forklift") == [6, 1]
+    assert listed_numbers(admin, f"?q=forklift&siteId={site['id']}") == [1]
+
+
+# --- visibility -----------------------------------------------------------------------------
+
+
+def visibility_fixture(admin, make_user):
+    site = new_site(admin)
+    alice = make_user("reporter", name="Alice")
+    bob = make_user("reporter", name="Bob")
+    file_report(alice, site["id"], title="Alice's report")        # 1
+    file_report(bob, site["id"], title="Bob's report")            # 2
+    file_report(admin, site["id"], title="Admin's report")        # 3
+    file_report(admin, site["id"], title="Assigned to Alice")     # 4
+    file_report(bob, site["id"], title="Action without assignee")  # 5
+    add_action(admin, 4, alice.user["id"])
+    add_action(admin, 5, None)
+    return alice, bob
+
+
+def test_a_reporter_sees_own_reports_and_those_with_an_action_assigned_to_them(admin, make_user):
+    alice, bob = visibility_fixture(admin, make_user)
+    body = listing(alice).json
+    assert [i["number"] for i in body["items"]] == [4, 1]
+    assert body["total"] == 2
+    assert listed_numbers(bob) == [5, 2]
+
+
+def test_filters_and_search_stay_within_what_a_reporter_sees(admin, make_user):
+    alice, _ = visibility_fixture(admin, make_user)
+    assert listed_numbers(alice, "?q=report") == [1]
+    assert listed_numbers(alice, "?q=INC-0002") == []
+    assert listed_numbers(alice, "?q=3") == []
+    assert listing(alice, "?q=Bob").json["total"] == 0
+
+
+@pytest.mark.parametrize("role", ["supervisor", "safety_manager"])
+def test_supervisors_and_above_see_everything(admin, make_user, role):
+    visibility_fixture(admin, make_user)
+    browser = make_user(role)
+    body = listing(browser).json
+    assert [i["number"] for i in body["items"]] == [5, 4, 3, 2, 1]
+    assert body["total"] == 5
+    assert listed_numbers(admin) == [5, 4, 3, 2, 1]
+
+
+def test_a_reporter_with_nothing_sees_nothing(admin, make_user):
+    visibility_fixture(admin, make_user)
+    carol = make_user("reporter")
+    assert listing(carol).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
