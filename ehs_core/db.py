@@ -70,6 +70,8 @@ def make_engine(settings: dict[str, Any]) -> Engine:
         return engine
     return create_engine(
         url,
+        # Date functions in SQL then read instants in UTC, whatever the server's default.
+        connect_args={"options": "-c timezone=UTC"},
         pool_size=settings.get("ehs.pool_size", 5),
         max_overflow=10,
         pool_pre_ping=True,

@@ -34,9 +34,22 @@ def weekday_hour(column: Any, dialect: str) -> tuple[ColumnElement, ColumnElemen
     return (dow + 6) % 7, cast(func.strftime("%H", column), Integer)
 
 
-def month_index(column: Any, dialect: str) -> ColumnElement:
-    """year * 12 + (month - 1) of a timestamp."""
+def wall_clock(column: Any, dialect: str, zone: str) -> Any:
+    """A UTC instant as wall-clock time in `zone` on PostgreSQL, independent
+    of the session's TimeZone setting; SQLite stores UTC wall-clock already."""
     if dialect == "postgresql":
+        return func.timezone(zone, column)
+    return column
+
+
+def local_date(column: Any, dialect: str, zone: str) -> ColumnElement:
+    return func.date(wall_clock(column, dialect, zone))
+
+
+def month_index(column: Any, dialect: str, zone: str = "UTC") -> ColumnElement:
+    """year * 12 + (month - 1) of a timestamp (in `zone` on PostgreSQL)."""
+    if dialect == "postgresql":
+        column = wall_clock(column, dialect, zone)
         return cast(func.extract("year", column), Integer) * 12 + cast(func.extract("month", column),
                                                                          Integer) - 1
     return cast(func.strftime("%Y", column), Integer) * 12 + cast(func.strftime("%m", column), Integer) - 1

@@ -9,10 +9,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import BigInteger, Select, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session
 
-from ehs_core.actions import today
+from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
 from ehs_core.incidents.models import Incident, IncidentType, Status
 from ehs_core.incidents.resources import visible_incidents
@@ -25,8 +25,13 @@ DUE_SOON = dt.timedelta(days=7)
 WEEKLY_UP_TO = dt.timedelta(days=92)  # about three months
 
 
-def utc_start(day: dt.date) -> dt.datetime:
-    return dt.datetime.combine(day, dt.time(), dt.UTC)
+def utc_start(day: dt.date, zone: dt.tzinfo = dt.UTC) -> dt.datetime:
+    """The instant a calendar day starts in `zone` (the server's zone: TZ)."""
+    return dt.datetime.combine(day, dt.time(), zone).astimezone(dt.UTC)
+
+
+def zone_name(request: Request) -> str:
+    return request.registry.settings.get("ehs.timezone") or "UTC"
 
 
 def dialect(dbsession: Session) -> str:
@@ -76,16 +81,18 @@ def overview(request: Request) -> dict[str, Any]:
     # 12 weeks, Monday-based in the server's zone, the current week last.
     monday = on - dt.timedelta(days=on.weekday())
     first = monday - 11 * WEEK
-    start = utc_start(first)
-    bucket = ((sqltime.epoch(base.c.occurred_at, name) - int(start.timestamp())) / (7 * 86400))
+    zone = server_zone(request.registry)
+    start = utc_start(first, zone)
+    seconds = sqltime.epoch(base.c.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
+    bucket = seconds / (7 * 86400)
     counts = dict(db.execute(
         select(func.floor(bucket).label("week"), func.count())
-        .where(base.c.occurred_at >= start, base.c.occurred_at < utc_start(monday + WEEK))
+        .where(base.c.occurred_at >= start, base.c.occurred_at < utc_start(monday + WEEK, zone))
         .group_by("week")).all())
     trend = [{"weekStart": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
              for i in range(12)]
 
-    year_start = utc_start(dt.date(on.year, 1, 1))
+    year_start = utc_start(dt.date(on.year, 1, 1), zone)
     by_site = [{"siteId": site_id, "siteName": site_name, "count": count} for site_id, site_name, count in
                db.execute(select(Site.id, Site.name, func.count(base.c.id))
                           .join(base, base.c.site_id == Site.id)
@@ -113,16 +120,17 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
     close_days = db.execute(select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at,
                                                                  name)))
                             .where(Incident.id.in_(ids), Incident.closed_at.is_not(None))).scalar()
-    finished = func.coalesce(CorrectiveAction.done_at, CorrectiveAction.updated_at)
+    finished = sqltime.local_date(func.coalesce(CorrectiveAction.done_at, CorrectiveAction.updated_at),
+                                  name, zone_name(request))
     completed = CorrectiveAction.status.in_((ActionStatus.done, ActionStatus.verified))
     on = today(request.registry)
     # Actions due in the period, on incidents the caller may see (any occurrence date).
     action_filter = [CorrectiveAction.due_date >= start.date(), CorrectiveAction.due_date < end.date(),
                      CorrectiveAction.incident_id.in_(incident_ids(request, *filters))]
     on_time, late, pending = db.execute(select(
-        func.count(case((and_(completed, func.date(finished) <= CorrectiveAction.due_date), 1))),
+        func.count(case((and_(completed, finished <= CorrectiveAction.due_date), 1))),
         func.count(case((or_(
-            and_(completed, func.date(finished) > CorrectiveAction.due_date),
+            and_(completed, finished > CorrectiveAction.due_date),
             and_(CorrectiveAction.status.in_(PENDING), CorrectiveAction.due_date < on)), 1))),
         func.count(case((and_(CorrectiveAction.status.in_(PENDING), CorrectiveAction.due_date >= on), 1))),
     ).where(*action_filter)).one()
@@ -157,7 +165,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
               incident_type: str | None, osha: bool, show_rates: bool) -> dict[str, Any]:
     db = request.dbsession
     name = dialect(db)
-    start, end = utc_start(first), utc_start(last + dt.timedelta(days=1))
+    zone = server_zone(request.registry)
+    start, end = utc_start(first, zone), utc_start(last + dt.timedelta(days=1), zone)
     length = end - start
     previous_start = start - length
     filters: list[Any] = []
@@ -175,7 +184,7 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     ids = incident_ids(request, Incident.occurred_at >= start, Incident.occurred_at < end, *filters)
     weekly = length <= WEEKLY_UP_TO
     if weekly:
-        seconds = sqltime.epoch(Incident.occurred_at, name) - int(start.timestamp())
+        seconds = sqltime.epoch(Incident.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
         bucket = func.floor(seconds / (7 * 86400))
         counts = dict(db.execute(select(bucket.label("b"), func.count()).where(Incident.id.in_(ids))
                                  .group_by("b")).all())
@@ -183,7 +192,7 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         trend = [{"start": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
                  for i in range(steps)]
     else:
-        bucket = sqltime.month_index(Incident.occurred_at, name)
+        bucket = sqltime.month_index(Incident.occurred_at, name, zone_name(request))
         counts = dict(db.execute(select(bucket.label("b"), func.count()).where(Incident.id.in_(ids))
                                  .group_by("b")).all())
         first_index, last_index = first.year * 12 + first.month - 1, last.year * 12 + last.month - 1

@@ -31,22 +31,27 @@ class ViewPage(StrEnum):
     incidents = "incidents"
 
 
+# Statistics cover the service's own era; far-off dates are refused, not computed.
+DATE_RANGE = colander.Range(min=dt.date(1970, 1, 1), max=dt.date(2999, 12, 31),
+                            min_err="Must be in 1970 or later", max_err="Must be before 3000")
+
+
 class AnalyticsQuery(colander.MappingSchema):
-    to = field(Date())
+    to = field(Date(), validator=DATE_RANGE)
     siteId = field(QueryInt(), missing=None)
     type = field(Choice(IncidentType), missing=None)
 
 
 def analytics_schema(registry: Any = None) -> colander.SchemaNode:
     schema = AnalyticsQuery()
-    schema.add(field(Date(), name="from"))
+    schema.add(field(Date(), name="from", validator=DATE_RANGE))
     return schema
 
 
 class ViewCreateSchema(colander.MappingSchema):
     page = field(Choice(ViewPage))
     name = text(200, min_length=1)
-    filters = field(colander.Mapping(unknown="preserve"), missing=dict)
+    filters = field(colander.Mapping(unknown="preserve"), missing=drop)
     shared = field(Bool(), missing=False)
 
 
@@ -100,7 +105,7 @@ def create_view(request: Request) -> dict[str, Any]:
     if data["shared"] and not role_at_least(request.identity.role, Role.supervisor):
         raise APIError(403, "Sharing a view needs the supervisor role")
     view = SavedView(owner_id=request.identity.user_id, page=data["page"], name=data["name"],
-                     filters=data["filters"], shared=data["shared"])
+                     filters=data.get("filters", {}), shared=data["shared"])
     request.dbsession.add(view)
     request.dbsession.flush()
     request.response.status = 201
@@ -112,9 +117,10 @@ def create_view(request: Request) -> dict[str, Any]:
 def delete_view(request: Request) -> HTTPNoContent:
     view = request.dbsession.get(SavedView, int(request.matchdict["id"]))
     identity = request.identity
-    if view is None or not (view.shared or view.owner_id == identity.user_id):
+    admin = role_at_least(identity.role, Role.admin)
+    if view is None or not (view.shared or view.owner_id == identity.user_id or admin):
         raise APIError(404, "Not found")
-    if view.owner_id != identity.user_id and not role_at_least(identity.role, Role.admin):
+    if view.owner_id != identity.user_id and not admin:
         raise APIError(403, "Only the owner or an admin can delete this view")
     request.dbsession.delete(view)
     return HTTPNoContent()

@@ -20,7 +20,8 @@ from sqlalchemy import select
 from ehs_core.attachments.views import Refused, save_upload
 from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, invalid
-from ehs_core.incidents.views import create_incident
+from ehs_core.incidents.models import Incident
+from ehs_core.incidents.views import create_incident, replay_allowed
 from ehs_core.pages import PAGE_HEADERS
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
@@ -149,16 +150,22 @@ def file_report(request: Request) -> dict[str, Any]:
     data = report_schema().deserialize(_report_part(request))
     if link.site_id is not None and data["siteId"] != link.site_id:
         raise invalid("siteId", "This link reports only on its own site")
+    reporter_name = data.pop("reporterName")
+    data["anonymous"] = not reporter_name
+    # A retry is answered before the rate limit: it files nothing new.
+    if data.get("clientId"):
+        existing = request.dbsession.execute(select(Incident).where(
+            Incident.organization_id == link.organization_id,
+            Incident.client_id == data["clientId"])).scalar()
+        if existing is not None:
+            return replay(request, link, existing, data)
     wait = ratelimit.hit(request.dbsession, REPORT_LIMIT, str(link.id))
     if wait is not None:
         raise APIError(429, "Too many reports from this link; try again in a few minutes",
                        headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    reporter_name = data.pop("reporterName")
-    data["anonymous"] = not reporter_name
     incident, created = create_incident(request, data, link.organization_id, reporter_id=None)
-    if not created:
-        request.response.status = 200
-        return {"reference": incident.reference, "failedFiles": []}
+    if not created:  # the same clientId arrived concurrently
+        return replay(request, link, incident, data)
     request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
                                       reporter_name=reporter_name or None))
     failed = []
@@ -170,6 +177,18 @@ def file_report(request: Request) -> dict[str, Any]:
     log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
     request.response.status = 201
     return {"reference": incident.reference, "failedFiles": failed}
+
+
+def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a retried submission: the original reference, but only
+    to the link that filed it and only for the same report."""
+    filed = request.dbsession.get(KioskReport, incident.id)
+    if filed is None or filed.kiosk_id != link.id:
+        raise APIError(409, "This clientId was already used")
+    if not replay_allowed(incident, data):
+        raise APIError(422, "This clientId was already used for a different report")
+    request.response.status = 200
+    return {"reference": incident.reference, "failedFiles": []}
 
 
 PAGE = Template(files("ehs_plugins.kiosk").joinpath("templates/report.html").read_text(encoding="utf-8"))
@@ -189,6 +208,8 @@ def report_page(request: Request) -> Response:
         raise HTTPNotFound()
     config = config_json(request, link)
     site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
+    if site_id is None and area_id is not None:  # a QR code may name only the area
+        site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id), None)
     if site_id not in {s["id"] for s in config["sites"]}:
         site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
     esc = html.escape

@@ -9,7 +9,7 @@ from typing import Any
 from ehs_core.incidents.models import Incident
 from ehs_core.serialize import iso
 from ehs_plugins.osha.models import InjuryCase
-from ehs_plugins.osha.recordability import Answers, Outcome, classify
+from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
 
 # 1904.39(a): report a fatality within 8 hours (if death occurs within 30
@@ -49,7 +49,9 @@ def incident_zone(incident: Incident) -> dt.timezone:
 
 def severe_report(case: InjuryCase, incident: Incident) -> dict[str, Any] | None:
     """The direct report still owed to OSHA, or None (none needed, or done)."""
-    if case.reported_to_osha_at is not None or case.work_related is False:
+    # 1904.39(a) concerns the employer's own (covered) employees.
+    if case.reported_to_osha_at is not None or case.work_related is False \
+            or case.employment_type not in COVERED:
         return None
     zone = incident_zone(incident)
     deadlines: list[tuple[dt.datetime, int, str]] = []

@@ -12,11 +12,13 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
-from ehs_plugins.osha.log import SiteYear, local_date
+from ehs_plugins.osha.cases import case_number, incident_zone
+from ehs_plugins.osha.log import SiteYear, column_f, local_date, where_occurred
 from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, CaseType, Outcome, size_code
 
 SUMMARY_COLUMNS = (
@@ -69,23 +71,34 @@ def summary_row(item: SiteYear, company_name: str) -> list[Any]:
     ]
 
 
-def case_rows(item: SiteYear) -> Iterable[list[Any]]:
-    from ehs_plugins.osha.cases import case_number, incident_zone
+def without_name(name: str) -> Callable[[Any], str]:
+    """1904.29(b)(10), 1904.41(b): no employee name leaves in the file, even
+    inside free text."""
+    pattern = re.compile(re.escape(name.strip()), re.IGNORECASE) if name and name.strip() else None
 
+    def clean(value: Any, limit: int = 255) -> str:
+        cell = text(value, limit)
+        return pattern.sub("[employee]", cell) if pattern else cell
+
+    return clean
+
+
+def case_rows(item: SiteYear) -> Iterable[list[Any]]:
     for case, incident in item.cases:
         occurred = incident.occurred_at.astimezone(incident_zone(incident))
-        where = incident.location_detail or item.areas.get(incident.area_id) or item.site.name
         injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
+        clean = without_name(case.name)
         case_type = CaseType(case.effective_case_type) if case.effective_case_type else None
         yield [
             text(item.site.name, 100), item.year, text(case_number(incident, case), 255),
-            text(case.job_title), date(local_date(incident)), text(where), text(incident.title),
+            clean(case.job_title), date(local_date(incident)), clean(where_occurred(item, incident)),
+            clean(column_f(case, incident)),
             OUTCOME_CODES[Outcome(case.outcome)], case.days_away or 0, case.days_restricted or 0,
             CASE_TYPE_CODES[case_type] if case_type else "", date(case.date_of_birth),
             date(case.date_of_hire), case.sex or "", yes_no(case.treated_in_emergency_room),
             yes_no(case.inpatient_hospitalization), case.time_started_work or "",
-            occurred.strftime("%H:%M"), 0, text(case.activity_before), text(case.what_happened),
-            text(injury), text(case.object_substance), date(case.date_of_death),
+            occurred.strftime("%H:%M"), 0, clean(case.activity_before), clean(case.what_happened),
+            clean(injury), clean(case.object_substance), date(case.date_of_death),
         ]
 
 

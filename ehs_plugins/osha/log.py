@@ -119,17 +119,26 @@ def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
     return list(by_site.values())
 
 
+def column_f(case: InjuryCase, incident: Incident) -> str:
+    """300 Log column F: injury or illness, parts of body affected, and the
+    object or substance that hurt the person."""
+    parts = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
+    return parts or incident.title
+
+
+def where_occurred(item: SiteYear, incident: Incident) -> str:
+    return incident.location_detail or item.areas.get(incident.area_id) or item.site.name
+
+
 def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, Any]:
-    where = incident.location_detail or item.areas.get(incident.area_id) or item.site.name
-    description = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
     return {
         "caseId": case.id,
         "caseNumber": case_number(incident, case),  # A
         "employeeName": PRIVACY_NAME if case.effective_privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
         "dateOfInjury": local_date(incident).isoformat(),  # D
-        "whereOccurred": where,  # E
-        "description": description or incident.title,  # F
+        "whereOccurred": where_occurred(item, incident),  # E
+        "description": column_f(case, incident),  # F
         "outcome": case.outcome,
         "outcomeColumn": OUTCOME_COLUMNS[Outcome(case.outcome)],  # G-J
         "daysAway": case.days_away or 0,  # K

@@ -1,0 +1,1 @@
+"""Tests of the kiosk plugin (reporting links); helpers in `support`."""
