@@ -45,10 +45,10 @@ def _length(node: colander.SchemaNode, schema: dict[str, Any]) -> None:
                 schema["minLength" if schema.get("type") != "array" else "minItems"] = v.min
             if v.max is not None:
                 schema["maxLength" if schema.get("type") != "array" else "maxItems"] = v.max
-        elif isinstance(v, colander.Range):
-            if v.min is not None:
+        elif isinstance(v, colander.Range):  # numbers only; date ranges are described in words
+            if isinstance(v.min, int | float):
                 schema["minimum"] = v.min
-            if v.max is not None:
+            if isinstance(v.max, int | float):
                 schema["maximum"] = v.max
         elif isinstance(v, colander.OneOf):
             schema["enum"] = list(v.choices)

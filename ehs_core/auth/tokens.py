@@ -45,6 +45,12 @@ def issue_token(dbsession: Session, user_id: int, purpose: TokenPurpose) -> str:
     return secret
 
 
+def retire_tokens(dbsession: Session, user_id: int) -> None:
+    """A new password makes earlier sign-in and reset links useless."""
+    dbsession.execute(update(AuthToken).where(AuthToken.user_id == user_id, AuthToken.used_at.is_(None))
+                      .values(used_at=utcnow()))
+
+
 def consume_token(dbsession: Session, secret: str, purposes: tuple[TokenPurpose, ...]) -> int | None:
     """Mark the token used and return its user id, or None if it is unknown,
     expired or already used. One conditional UPDATE: of two concurrent

@@ -7,6 +7,7 @@ error rolls the request's transaction back.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import math
 
@@ -27,7 +28,7 @@ from ehs_core.auth.schemas import (
     TokenSchema,
 )
 from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
-from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token
+from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token, retire_tokens
 from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError, error_response
 from ehs_core.incidents.models import IncidentCounter
@@ -39,6 +40,10 @@ log = logging.getLogger(__name__)
 
 PUBLIC = NO_PERMISSION_REQUIRED
 BAD_LINK = "This link is invalid, has expired or was already used"
+
+
+def retry_after(wait: dt.timedelta) -> str:
+    return str(max(1, math.ceil(wait.total_seconds())))
 
 
 def organization(request: Request) -> Organization | None:
@@ -108,7 +113,7 @@ def login(request: Request) -> Response:
     if wait is not None:
         log.warning("login throttled for an account (too many attempts)")
         return error_response(request, 429, "Too many sign-in attempts; try again later",
-                              headers={"Retry-After": str(max(1, math.ceil(wait.total_seconds())))})
+                              headers={"Retry-After": retry_after(wait)})
     user = request.dbsession.execute(select(User).where(User.email == email)).scalar()
     stored = user.password_hash if user is not None else None
     if not passwords.verify(stored, data["password"]) or not user.active:
@@ -174,6 +179,7 @@ def confirm_password_reset(request: Request) -> Response:
     user = _active_user(request, user_id)
     user.password_hash = request.registry["passwords"].hash(data["newPassword"])
     end_user_sessions(request, user.id)
+    retire_tokens(request.dbsession, user.id)
     log.info("user %s set a new password through an emailed link", user.id)
     return signed_in(request, user)
 
@@ -199,14 +205,17 @@ def change_password(request: Request) -> Response:
     data = request.validated
     user: User = request.identity.user
     passwords = request.registry["passwords"]
-    if ratelimit.hit(request.dbsession, ratelimit.LOGIN, user.email) is not None:
-        return error_response(request, 429, "Too many attempts; try again later")
+    wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, user.email)
+    if wait is not None:
+        return error_response(request, 429, "Too many attempts; try again later",
+                              headers={"Retry-After": retry_after(wait)})
     if not passwords.verify(user.password_hash, data["currentPassword"]):
         log.warning("user %s gave a wrong current password", user.id)
         return error_response(request, 400, "Invalid request", [
             {"path": "currentPassword", "message": "The current password is not correct"}])
     user.password_hash = passwords.hash(data["newPassword"])
     end_user_sessions(request, user.id)
+    retire_tokens(request.dbsession, user.id)
     response = HTTPNoContent()
     start_session(request, response, user)
     log.info("user %s changed their password", user.id)

@@ -1,0 +1,92 @@
+"""Fuzz every operation of the published API description with schemathesis,
+signed in as an admin and as a reporter: no 5xx, and every response conforms
+to the document (status codes, content types, schemas, headers).
+
+Bounded by EHS_FUZZ_EXAMPLES (examples per operation, default 8) so CI stays
+fast. Valid-looking data may still be refused by business rules (a site id
+that does not exist, a date in the future), so "positive data acceptance" is
+not asserted; every other default check is.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from ehs_core.auth.models import UserSession
+from ehs_core.auth.tokens import digest, new_secret
+from ehs_core.testing import PUBLIC_URL
+
+EXAMPLES = int(os.environ.get("EHS_FUZZ_EXAMPLES", "8"))
+
+
+def session_minter(dbsession, user_id: int):
+    """A fresh session for every example: examples log out, change passwords
+    and deactivate users, which would end a shared session."""
+
+    def mint() -> dict[str, str]:
+        token = new_secret()
+        dbsession.add(UserSession(token_hash=digest(token), user_id=user_id))
+        dbsession.flush()
+        return {"service_session": token}
+
+    return mint
+
+
+@pytest.fixture
+def seeded(admin):
+    """Some data for the fuzzer to aim at (ids 1 exist)."""
+    site = admin.post_json("/api/sites", {"name": "Fuzz plant"}).json
+    admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Line 1"})
+    admin.post_json("/api/incidents", {"title": "Seed", "type": "hazard", "severity": "low",
+                                       "occurredAt": "2026-01-05T08:00:00+01:00", "siteId": site["id"]})
+    return admin
+
+
+@pytest.fixture
+def admin_session(seeded, dbsession):
+    return session_minter(dbsession, seeded.get("/api/auth/me").json["user"]["id"])
+
+
+@pytest.fixture
+def reporter_session(seeded, make_user, dbsession):
+    return session_minter(dbsession, make_user("reporter").user["id"])
+
+
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+                suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+
+
+def fuzz(registry, mint) -> list[str]:
+    """Run every operation; return one line per failing operation."""
+    api = schemathesis.openapi.from_wsgi("/api/openapi.json", registry["wsgi_app"])
+    failures = []
+    operations = [result.ok() for result in api.get_all_operations()]
+    assert len(operations) > 50
+    for operation in operations:
+
+        @given(case=operation.as_strategy())
+        @FUZZ
+        def run(case):
+            case.cookies = dict(case.cookies or {}) | mint()
+            case.call_and_validate(headers={"Origin": PUBLIC_URL},
+                                              excluded_checks=[positive_data_acceptance])
+
+        try:
+            run()
+        except Exception as exc:  # collect them all, then fail once with the list
+            failures.append(f"{operation.label}: {str(exc).strip().splitlines()[0][:300]}")
+    return failures
+
+
+def test_api_as_admin_conforms_and_never_fails(registry, admin_session):
+    assert fuzz(registry, admin_session) == []
+
+
+def test_api_as_reporter_conforms_and_never_fails(registry, reporter_session):
+    assert fuzz(registry, reporter_session) == []
+
