@@ -19,11 +19,13 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.security")  # add_identity_provider, policy, deny by default
     config.include("ehs_core.db")  # engine, request.dbsession, pyramid_tm, pyramid_retry
     config.include("ehs_core.migrations")  # the core's alembic history
+    config.include("ehs_core.requestlog")  # X-Request-Id on requests and log lines
     config.include("ehs_core.errors")  # one JSON error shape
     config.include("ehs_core.schemas")  # body=/query= view options, validated before the view
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job
     config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
+    config.include("ehs_core.health")  # liveness, readiness
     config.include("ehs_core.users")
     config.include("ehs_core.sites")
     config.include("ehs_core.incidents")  # add_incident_section, add_incident_filter

@@ -13,7 +13,6 @@ def includeme(config: Configurator) -> None:
     for name in ("magic_link", "password_reset", "invitation"):
         config.add_mail_template(name, f"ehs_core.mail:templates/{name}.txt")
 
-    config.add_route("health", "/api/health")
     config.add_route("setup", "/api/setup")
     config.add_route("auth.login", "/api/auth/login")
     config.add_route("auth.magic_link", "/api/auth/magic-link")

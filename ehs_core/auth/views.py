@@ -67,11 +67,6 @@ def needs_setup(request: Request) -> bool:
         select(exists().where(User.role == Role.admin))).scalar()
 
 
-@view_config(route_name="health", request_method="GET", renderer="json", permission=PUBLIC)
-def health(request: Request) -> dict:
-    return {"ok": True}
-
-
 @view_config(route_name="setup", request_method="GET", renderer="json", permission=PUBLIC)
 def setup_status(request: Request) -> dict:
     return {"needsSetup": needs_setup(request)}

@@ -1,0 +1,62 @@
+import json
+import logging
+
+from ehs_core.requestlog import JSONFormatter, current_request_id
+from ehs_core.servers import _with_port
+
+
+def test_health_is_plain_for_everyone_but_admins(client, make_user, admin):
+    assert client.get("/api/health").json == {"ok": True}
+    assert make_user("safety_manager").get("/api/health").json == {"ok": True}
+    detail = admin.get("/api/health").json["detail"]
+    assert detail["database"] == {"ok": True}
+    assert detail["jobs"]["ok"] is True and detail["jobs"]["backend"] == "in-process"
+
+
+def test_readiness_reports_each_dependency(client):
+    body = client.get("/api/health/ready").json
+    assert body["ok"] is True
+    assert set(body["detail"]) == {"database", "jobs"}
+
+
+def test_readiness_fails_when_the_job_queue_is_unreachable(client, registry, monkeypatch):
+    def broken() -> int:
+        raise ConnectionError("redis down")
+
+    monkeypatch.setattr(registry["huey"], "pending_count", broken)
+    response = client.get("/api/health/ready", status=503)
+    assert response.json["detail"]["jobs"] == {"ok": False, "backend": "in-process",
+                                               "error": "ConnectionError"}
+    assert client.get("/api/health").json == {"ok": True}  # liveness is unaffected
+
+
+def test_every_response_carries_a_request_id(client):
+    first = client.get("/api/health").headers["X-Request-Id"]
+    second = client.get("/api/health").headers["X-Request-Id"]
+    assert len(first) == 32 and first != second
+
+
+def test_a_proxys_request_id_is_kept_when_well_formed(client):
+    kept = client.get("/api/health", headers={"X-Request-Id": "lb-0123456789"})
+    assert kept.headers["X-Request-Id"] == "lb-0123456789"
+    replaced = client.get("/api/health", headers={"X-Request-Id": "bad id\r\nX-Evil: 1"})
+    assert replaced.headers["X-Request-Id"] != "bad id\r\nX-Evil: 1"
+    assert len(replaced.headers["X-Request-Id"]) == 32
+
+
+def test_log_lines_carry_the_request_id_as_json():
+    record = logging.LogRecord("ehs_core.x", logging.WARNING, __file__, 1, "failed sign-in (user %s)",
+                               (7,), None)
+    token = current_request_id.set("req-12345678")
+    try:
+        line = JSONFormatter("%(levelname)s %(name)s %(request_id)s %(message)s").format(record)
+    finally:
+        current_request_id.reset(token)
+    assert json.loads(line) == {"levelname": "WARNING", "name": "ehs_core.x", "request_id": "req-12345678",
+                                "message": "failed sign-in (user 7)"}
+
+
+def test_pserve_http_port_overrides_the_configured_port():
+    assert _with_port("127.0.0.1:6543", "7000") == "127.0.0.1:7000"
+    assert _with_port("127.0.0.1:6543", None) == "127.0.0.1:6543"
+    assert _with_port("[::1]:6543", "7000") == "[::1]:7000"
