@@ -1,5 +1,5 @@
-"""The `ehs` command: migrate, worker, digest, plugins. Each bootstraps the
-application through the same `configure()` as the web server."""
+"""The `ehs` command: migrate, worker, digest, plugins, seed. Each bootstraps
+the application through the same `configure()` as the web server."""
 
 from __future__ import annotations
 
@@ -63,6 +63,32 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_seed(args: argparse.Namespace) -> int:
+    from ehs_core.seed import SeedError, SeedOptions, seed
+
+    registry = _bootstrap(args.config)
+    options = SeedOptions(incidents=args.incidents, years=args.years, sites=args.sites, seed=args.seed,
+                          password=args.password, force=args.force)
+    try:
+        counts = seed(registry, options, progress=print)
+    except SeedError as exc:
+        print(f"ehs seed: {exc}", file=sys.stderr)
+        return 1
+    for table, count in counts.items():
+        print(f"{table}\t{count}")
+    return 0
+
+
+def _seed_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--incidents", type=int, required=True, help="number of incidents to write")
+    command.add_argument("--years", type=float, default=3, help="spread them over this many years up to today")
+    command.add_argument("--sites", type=int, default=5, help="number of sites (each with areas)")
+    command.add_argument("--seed", type=int, default=1, help="random seed (same seed, same data)")
+    command.add_argument("--password", default=None,
+                         help="password of every seeded user (default: none, sign-in by emailed link only)")
+    command.add_argument("--force", action="store_true", help="add to a database that already has incidents")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ehs", description="EHS incident service")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -71,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
         ("worker", cmd_worker, "run the background-job consumer (with periodic jobs)"),
         ("digest", cmd_digest, "send the daily action digest now"),
         ("plugins", cmd_plugins, "list discovered plugins and which are enabled"),
+        ("seed", cmd_seed, "write realistic synthetic data (users, sites, incidents, history)"),
     ):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="path to the ini file")
         command.set_defaults(func=func)
         if name == "worker":
             command.add_argument("--workers", type=int, default=2)
+        if name == "seed":
+            _seed_arguments(command)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     try:

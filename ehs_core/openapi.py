@@ -94,7 +94,7 @@ def _scalar(typ: colander.SchemaType) -> dict[str, Any]:
     if isinstance(typ, s.Bool):
         return {"type": "boolean"}
     if isinstance(typ, s.Int):
-        return {"type": "integer"}
+        return {"type": "integer", "minimum": s.INT_MIN, "maximum": s.INT_MAX}
     if isinstance(typ, s.Number):
         return {"type": "number"}
     if isinstance(typ, s.Date):

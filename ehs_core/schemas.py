@@ -68,10 +68,16 @@ class Bool(_JSONType):
         return value
 
 
+# Integer columns are 32-bit; larger numbers can name nothing stored.
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+
 class Int(_JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise colander.Invalid(node, "Must be a whole number")
+        if not INT_MIN <= value <= INT_MAX:
+            raise colander.Invalid(node, "Out of range")
         return value
 
 

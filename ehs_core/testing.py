@@ -106,7 +106,13 @@ def smtp_server() -> Iterator[SMTPServer]:
 
 
 @pytest.fixture
-def inbox(smtp_server: SMTPServer) -> Iterator[Inbox]:
+def inbox(smtp_server: SMTPServer, registry: Any) -> Iterator[Inbox]:
+    """The SMTP server's messages, starting empty: mail still on its way from
+    an earlier test is delivered first, and retries it left are dropped."""
+    runner = registry.get("job_runner")
+    if runner is not None:
+        runner.wait_idle()
+    registry["huey"].flush()
     smtp_server.inbox.clear()
     yield smtp_server.inbox
     if smtp_server.controller is None:  # a test stopped it; restart for the next
@@ -256,3 +262,31 @@ def make_user(admin: Client, new_client: Callable[..., Client]) -> Callable[...,
         return browser
 
     return make
+
+
+# --- query discipline ----------------------------------------------------
+
+
+class StatementCounter:
+    """Counts the SQL statements the application sends while active."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.count = 0
+
+    def _count(self, *args: Any) -> None:
+        self.count += 1
+
+    def __enter__(self) -> StatementCounter:
+        self.count = 0
+        sa.event.listen(self.engine, "before_cursor_execute", self._count)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sa.event.remove(self.engine, "before_cursor_execute", self._count)
+
+
+@pytest.fixture
+def count_statements(registry: Any, dbsession: Any) -> Callable[[], StatementCounter]:
+    """`with count_statements() as counted: ...; counted.count`"""
+    return lambda: StatementCounter(dbsession.get_bind().engine)

@@ -9,6 +9,7 @@ leak (ASVS 5 8.2.2).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from pyramid.authorization import Allow
@@ -49,8 +50,8 @@ class IncidentContext:
         self.request = request
         self.incident = incident
 
-    @property
-    def __acl__(self) -> list[tuple[Any, ...]]:
+    @cached_property
+    def __acl__(self) -> list[tuple[Any, ...]]:  # one query per request, however often checked
         acl: list[tuple[Any, ...]] = [(Allow, role_principal(Role.supervisor), SUPERVISOR_PERMISSIONS)]
         if self.incident.reporter_id is not None:
             acl.append((Allow, f"user:{self.incident.reporter_id}", VIEWER_PERMISSIONS))

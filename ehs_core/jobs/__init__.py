@@ -97,6 +97,7 @@ class InProcessRunner(threading.Thread):
         self.huey = huey
         self.poll = poll
         self.stopping = threading.Event()
+        self.executing = threading.Lock()
         self._last_minute: dt.datetime | None = None
 
     def run_pending(self) -> int:
@@ -110,13 +111,23 @@ class InProcessRunner(threading.Thread):
             for task in self.huey.read_periodic(minute):
                 self.huey.enqueue(task)
         count = 0
-        while (task := self.huey.dequeue()) is not None:
-            try:
-                self.huey.execute(task)
-            except Exception:
-                log.exception("job %s failed", task.name)
-            count += 1
+        with self.executing:
+            while (task := self.huey.dequeue()) is not None:
+                try:
+                    self.huey.execute(task)
+                except Exception:
+                    log.exception("job %s failed", task.name)
+                count += 1
         return count
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Block until nothing is queued or running (tests, shutdown)."""
+        deadline = dt.datetime.now() + dt.timedelta(seconds=timeout)
+        while dt.datetime.now() < deadline:
+            with self.executing:
+                if not self.huey.pending_count():
+                    return
+            self.stopping.wait(0.02)
 
     def run(self) -> None:
         while not self.stopping.is_set():

@@ -29,7 +29,10 @@ from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings
 PLUGINS = ("osha", "kiosk", "analytics")
 CORE_TABLES = {"organizations", "users", "user_sessions", "auth_tokens", "rate_limit_hits", "sites", "areas"}
 VERSION_TABLES = {"alembic_version"} | {f"alembic_version_{name}" for name in PLUGINS}
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=[
+    pytest.mark.postgres,
+    pytest.mark.skipif(not os.environ.get("EHS_TEST_POSTGRES_URL"), reason="EHS_TEST_POSTGRES_URL is not set"),
+])]
 
 
 @pytest.fixture
@@ -47,10 +50,7 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'empty.sqlite'}"
         return
-    server_url = os.environ.get("EHS_TEST_POSTGRES_URL")
-    if not server_url:
-        pytest.skip("EHS_TEST_POSTGRES_URL is not set")
-    server = make_url(server_url).set(drivername="postgresql+psycopg")
+    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
     name = f"ehs_migrations_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     try:

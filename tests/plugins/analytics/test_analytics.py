@@ -487,8 +487,7 @@ def test_postgresql_groups_by_the_servers_calendar_whatever_the_sessions_time_zo
     """PostgreSQL's `TimeZone` setting defaults to the database host's zone
     (initdb), so it need not be UTC. Extracting a month or a date from a
     timestamptz uses that setting; the figures must not change with it."""
-    if dbsession.get_bind().dialect.name != "postgresql":
-        pytest.skip("PostgreSQL only")
+    postgresql = dbsession.get_bind().dialect.name == "postgresql"
     site = new_site(admin)["id"]
     report(admin, site, "2023-01-01T06:00:00+00:00")  # January (31 December at UTC-12)
     report(admin, site, "2023-01-31T12:00:00+00:00")  # January (1 February at UTC+14)
@@ -502,8 +501,9 @@ def test_postgresql_groups_by_the_servers_calendar_whatever_the_sessions_time_zo
     # A zone whose date differs from UTC's right now: at 12:00 UTC or later it is
     # already tomorrow at UTC+14, before 12:00 UTC it is still yesterday at UTC-12.
     zone = "Pacific/Kiritimati" if dt.datetime.now(dt.UTC).hour >= 12 else "Etc/GMT+12"
-    dbsession.execute(text(f"SET TIME ZONE '{zone}'"))
-    dbsession.commit()
+    if postgresql:  # SQLite has no session time zone; the same figures must hold there too
+        dbsession.execute(text(f"SET TIME ZONE '{zone}'"))
+        dbsession.commit()
 
     year = analytics(admin, "2023-01-01", "2023-12-31")
     assert [point["count"] for point in year["trend"]] == [2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]

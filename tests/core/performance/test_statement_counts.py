@@ -1,0 +1,95 @@
+"""Query discipline: list, detail, actions and timeline endpoints send the
+same number of SQL statements whatever the number of rows involved (no N+1)."""
+
+from __future__ import annotations
+
+import pytest
+
+PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15"
+       b"\xc4\x89" + b"\x00" * 40)
+
+
+@pytest.fixture
+def site(admin):
+    site = admin.post_json("/api/sites", {"name": "Plant"}).json
+    site["areaId"] = admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Line 1"}).json["id"]
+    return site
+
+
+def report(browser, site, n):
+    return browser.post_json("/api/incidents", {
+        "title": f"Incident {n}", "type": "injury", "severity": "low",
+        "occurredAt": "2026-01-05T08:00:00+01:00", "siteId": site["id"], "areaId": site["areaId"],
+    }).json["number"]
+
+
+def grow_incident(admin, number, assignee_id, n):
+    """Give an incident n root causes, actions, comments, files and cases."""
+    for i in range(n):
+        cause = admin.post_json(f"/api/incidents/{number}/root-causes",
+                                {"category": f"cat {i}", "description": "d", "whys": ["a", "b"]}).json
+        admin.post_json(f"/api/incidents/{number}/actions",
+                        {"title": f"Fix {i}", "assigneeId": assignee_id, "dueDate": "2026-02-01",
+                         "rootCauseId": cause["id"]})
+        admin.post_json(f"/api/incidents/{number}/comments", {"body": f"note {i}"})
+        admin.post(f"/api/incidents/{number}/attachments", upload_files=[("file", f"p{i}.png", PNG)])
+        admin.post_json(f"/api/osha/incidents/{number}/cases", {"name": f"Person {i}"})
+
+
+def statements(count_statements, call):
+    with count_statements() as counted:
+        call()
+    return counted.count
+
+
+def test_incident_list_costs_the_same_for_2_or_12_incidents(admin, make_user, site, count_statements):
+    reporters = [make_user("reporter") for _ in range(3)]
+    for n in range(2):
+        report(reporters[n % 3], site, n)
+    few = statements(count_statements, lambda: admin.get("/api/incidents"))
+    for n in range(10):
+        report(reporters[n % 3], site, n)
+    many = statements(count_statements, lambda: admin.get("/api/incidents"))
+    assert admin.get("/api/incidents").json["total"] == 12
+    assert many == few
+
+
+def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_user, site,
+                                                                    count_statements):
+    worker = make_user("reporter")
+    small, large = report(admin, site, 1), report(admin, site, 2)
+    grow_incident(admin, small, worker.user["id"], 1)
+    grow_incident(admin, large, worker.user["id"], 6)
+    assert len(admin.get(f"/api/incidents/{large}").json["actions"]) == 6
+    few = statements(count_statements, lambda: admin.get(f"/api/incidents/{small}"))
+    many = statements(count_statements, lambda: admin.get(f"/api/incidents/{large}"))
+    assert many == few
+    # and for a reporter who sees it through an assigned action
+    few = statements(count_statements, lambda: worker.get(f"/api/incidents/{small}"))
+    many = statements(count_statements, lambda: worker.get(f"/api/incidents/{large}"))
+    assert many == few
+
+
+def test_actions_list_costs_the_same_for_few_or_many_actions(admin, make_user, site, count_statements):
+    worker = make_user("reporter")
+    number = report(admin, site, 1)
+    grow_incident(admin, number, worker.user["id"], 1)
+    few_all = statements(count_statements, lambda: admin.get("/api/actions?scope=all"))
+    few_mine = statements(count_statements, lambda: worker.get("/api/actions"))
+    for n in range(4):
+        grow_incident(admin, report(admin, site, n), worker.user["id"], 2)
+    assert len(worker.get("/api/actions").json) == 9
+    assert statements(count_statements, lambda: admin.get("/api/actions?scope=all")) == few_all
+    assert statements(count_statements, lambda: worker.get("/api/actions")) == few_mine
+
+
+def test_timeline_costs_the_same_for_short_or_long_histories(admin, make_user, site, count_statements):
+    worker = make_user("reporter")
+    short, long = report(admin, site, 1), report(admin, site, 2)
+    grow_incident(admin, long, worker.user["id"], 5)
+    for n in range(5):
+        admin.patch_json(f"/api/incidents/{long}", {"title": f"Renamed {n}"})
+    assert len(admin.get(f"/api/incidents/{long}/timeline").json) > 15
+    few = statements(count_statements, lambda: admin.get(f"/api/incidents/{short}/timeline"))
+    many = statements(count_statements, lambda: admin.get(f"/api/incidents/{long}/timeline"))
+    assert many == few

@@ -1,0 +1,180 @@
+"""Races between worker processes: the service under gunicorn with 4 worker
+processes on a fresh PostgreSQL database, hit by concurrent requests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from ehs_core.auth.tokens import LIFETIMES, TokenPurpose, digest, new_secret
+from ehs_core.testing import PASSWORD, free_port
+
+PG = os.environ.get("EHS_TEST_POSTGRES_URL")
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG, reason="needs EHS_TEST_POSTGRES_URL")]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Server:
+    def __init__(self, url: str, port: int) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        self.engine = sa.create_engine(url)
+
+    def request(self, method: str, path: str, body: dict | None = None,
+                cookie: str | None = None) -> tuple[int, dict | None, dict]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Origin": self.base}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if cookie:
+            headers["Cookie"] = f"service_session={cookie}"
+        req = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as response:
+                raw, status, head = response.read(), response.status, dict(response.headers)
+        except urllib.error.HTTPError as error:
+            raw, status, head = error.read(), error.code, dict(error.headers)
+        return status, (json.loads(raw) if raw else None), head
+
+    def login(self, email: str) -> str:
+        status, _, headers = self.request("POST", "/api/auth/login", {"email": email, "password": PASSWORD})
+        assert status == 200, status
+        return headers["Set-Cookie"].split("service_session=", 1)[1].split(";", 1)[0]
+
+
+def at_once(count: int, work) -> list:
+    """Run work(i) in `count` threads released together."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = work(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    name = f"ehs_race_{uuid.uuid4().hex[:10]}"
+    root = make_url(PG).set(drivername="postgresql+psycopg")
+    admin_engine = sa.create_engine(root, isolation_level="AUTOCOMMIT")
+    with admin_engine.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = root.set(database=name).render_as_string(hide_password=False)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EHS_")}
+    env.update({"EHS_DATABASE_URL": url, "EHS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+                "EHS_HUEY_URL": "", "EHS_SESSION_SECURE": "false", "EHS_SMTP_PORT": str(free_port()),
+                "EHS_UPLOAD_DIR": str(tmp_path_factory.mktemp("uploads"))})
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([str(bin_dir / "ehs"), "migrate", str(ROOT / "production.ini")], env=env, check=True,
+                   capture_output=True)
+    process = subprocess.Popen([str(bin_dir / "pserve"), str(ROOT / "production.ini"), f"http_port={port}"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = Server(url, port)
+    for _ in range(100):
+        try:
+            if server.request("GET", "/api/health")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.2)
+    status, body, headers = server.request("POST", "/api/setup", {
+        "organizationName": "Race Co", "name": "Root", "email": "root@race.test", "password": PASSWORD})
+    assert status == 201, body
+    server.admin = headers["Set-Cookie"].split("service_session=", 1)[1].split(";", 1)[0]
+    server.site = server.request("POST", "/api/sites", {"name": "Plant"}, server.admin)[1]["id"]
+    yield server
+    process.terminate()
+    process.wait(20)
+    server.engine.dispose()
+    with admin_engine.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin_engine.dispose()
+
+
+def create_user(server: Server, role: str) -> dict:
+    email = f"{role}-{uuid.uuid4().hex[:8]}@race.test"
+    status, body, _ = server.request("POST", "/api/users", {"name": role, "email": email, "role": role,
+                                                            "password": PASSWORD}, server.admin)
+    assert status == 201, body
+    return body["user"]
+
+
+def incident_body(site: int, **extra) -> dict:
+    return {"title": "Race", "type": "hazard", "severity": "low", "occurredAt": "2026-01-05T08:00:00Z",
+            "siteId": site, **extra}
+
+
+def test_incident_numbers_stay_gap_free_across_worker_processes(server):
+    before = server.request("GET", "/api/incidents?pageSize=1", cookie=server.admin)[1]["total"]
+    results = at_once(40, lambda i: server.request("POST", "/api/incidents", incident_body(server.site),
+                                                   server.admin))
+    assert [status for status, _, _ in results] == [201] * 40
+    numbers = sorted(body["number"] for _, body, _ in results)
+    assert numbers == list(range(before + 1, before + 41))
+
+
+def test_one_client_id_files_one_report_across_worker_processes(server):
+    client_id = str(uuid.uuid4())
+    results = at_once(12, lambda i: server.request(
+        "POST", "/api/incidents", incident_body(server.site, clientId=client_id), server.admin))
+    statuses = Counter(status for status, _, _ in results)
+    assert statuses == {201: 1, 200: 11}
+    assert len({body["number"] for _, body, _ in results}) == 1
+
+
+def test_a_magic_link_signs_in_exactly_once_when_verified_twice_at_once(server):
+    user = create_user(server, "reporter")
+    for _ in range(3):
+        secret = new_secret()
+        with server.engine.begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO auth_tokens (token_hash, purpose, user_id, created_at, expires_at) "
+                "VALUES (:h, 'magic_link', :u, now(), :e)"),
+                {"h": digest(secret), "u": user["id"],
+                 "e": dt.datetime.now(dt.UTC) + LIFETIMES[TokenPurpose.magic_link]})
+        results = at_once(4, lambda i, s=secret: server.request("POST", "/api/auth/magic-link/verify",
+                                                                {"token": s}))
+        assert sorted(status for status, _, _ in results) == [200, 400, 400, 400]
+
+
+def test_the_login_limit_holds_across_worker_processes(server):
+    user = create_user(server, "reporter")
+    results = at_once(10, lambda i: server.request(
+        "POST", "/api/auth/login", {"email": user["email"], "password": "wrong password here"}))
+    assert [status for status, _, _ in results] == [401] * 10
+    status, _, headers = server.request("POST", "/api/auth/login", {"email": user["email"],
+                                                                    "password": PASSWORD})
+    assert status == 429 and int(headers["Retry-After"]) > 0
+
+
+def test_concurrent_demotions_cannot_remove_the_last_admins(server):
+    admins = [create_user(server, "admin") for _ in range(2)]
+    root = server.request("GET", "/api/auth/me", cookie=server.admin)[1]["user"]
+    everyone = [root, *admins]
+    results = at_once(3, lambda i: server.request("PATCH", f"/api/users/{everyone[i]['id']}",
+                                                  {"role": "supervisor"}, server.admin))
+    statuses = sorted(status for status, _, _ in results)
+    assert statuses == [200, 200, 409]
+    users = server.request("GET", "/api/users", cookie=server.login(
+        next(u for u, (s, _, _) in zip(everyone, results, strict=True) if s == 409)["email"]))[1]
+    assert sum(1 for u in users if u["role"] == "admin" and u["active"]) == 1
