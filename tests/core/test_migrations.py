@@ -31,7 +31,8 @@ CORE_TABLES = {"organizations", "users", "user_sessions", "auth_tokens", "rate_l
 VERSION_TABLES = {"alembic_version"} | {f"alembic_version_{name}" for name in PLUGINS}
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=[
     pytest.mark.postgres,
-    pytest.mark.skipif(not os.environ.get("EHS_TEST_POSTGRES_URL"), reason="EHS_TEST_POSTGRES_URL is not set"),
+    pytest.mark.skipif(not os.environ.get("EHS_TEST_POSTGRES_URL"),
+                       reason="EHS_TEST_POSTGRES_URL is not set"),
 ])]
 
 
