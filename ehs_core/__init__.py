@@ -15,6 +15,7 @@ log = logging.getLogger(__name__)
 def main(global_config: dict[str, Any], **settings: Any) -> Router:
     """WSGI application factory (`pserve`, gunicorn --paste)."""
     from ehs_core.config import configure
+    from ehs_core.errors import LastResortErrors
     from ehs_core.jobs import start_in_process_runner
     from ehs_core.migrations import upgrade_if_enabled
 
@@ -23,6 +24,6 @@ def main(global_config: dict[str, Any], **settings: Any) -> Router:
     except SettingsError as exc:
         raise SystemExit(f"ehs: {exc}") from None
     upgrade_if_enabled(config.registry)
-    app = config.make_wsgi_app()
+    app = LastResortErrors(config.make_wsgi_app())
     start_in_process_runner(config.registry)
     return app

@@ -15,8 +15,11 @@ from typing import Any
 import zope.sqlalchemy
 from pyramid.config import Configurator
 from pyramid.request import Request
+from pyramid.tweens import EXCVIEW
+from pyramid_retry import mark_error_retryable
 from sqlalchemy import DateTime, MetaData, create_engine, event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -111,9 +114,28 @@ def get_tm_session(factory: sessionmaker, transaction_manager: Any,
     return dbsession
 
 
+def disconnect_retry_tween_factory(handler: Any, registry: Any) -> Any:
+    """A request that met a dropped database connection (a PostgreSQL restart,
+    a failover) is re-run by pyramid_retry on a fresh connection instead of
+    failing: the error is marked retryable before the exception views see it."""
+
+    def tween(request: Request) -> Any:
+        try:
+            return handler(request)
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                mark_error_retryable(exc)
+            raise
+
+    return tween
+
+
 def includeme(config: Configurator) -> None:
     settings = config.get_settings()
     settings["tm.manager_hook"] = "pyramid_tm.explicit_manager"
+    # pyramid_tm would look the caller up before the view, outside the
+    # exception views and the retry marking below; the views do it.
+    settings["tm.annotate_user"] = False
     settings.setdefault("retry.attempts", 3)
     config.include("pyramid_tm")
     config.include("pyramid_retry")
@@ -128,6 +150,7 @@ def includeme(config: Configurator) -> None:
         return get_tm_session(request.registry["dbsession_factory"], request.tm, request)
 
     config.add_request_method(dbsession, reify=True)
+    config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)
 
 
 def advisory_lock(dbsession: Session, key: str) -> None:

@@ -9,6 +9,7 @@ generic message only.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import colander
@@ -17,6 +18,7 @@ from pyramid.httpexceptions import HTTPException, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import exception_view_config, forbidden_view_config, notfound_view_config
+from sqlalchemy.exc import DBAPIError
 
 log = logging.getLogger(__name__)
 
@@ -101,11 +103,46 @@ def server_error(exc: Exception, request: Request) -> Response:
     return error_response(request, 500, "Internal server error")
 
 
+@exception_view_config(DBAPIError, retryable_error=False)
+def database_error(exc: DBAPIError, request: Request) -> Response:
+    if exc.connection_invalidated:
+        # The connection died after the work was done (during commit or
+        # clean-up); the next request gets a fresh one.
+        log.error("database connection lost on %s %s", request.method, request.path_info)
+        return error_response(request, 503, "The database connection was lost; please try again",
+                              headers={"Retry-After": "1"})
+    return server_error(exc, request)
+
+
 @exception_view_config(Exception, retryable_error=True,
                        last_retry_attempt=True)
 def server_error_after_retries(exc: Exception, request: Request) -> Response:
     log.exception("giving up after retries on %s %s", request.method, request.path_info)
     return error_response(request, 503, "The service is busy; please try again")
+
+
+class LastResortErrors:
+    """WSGI middleware around the whole application: anything that escapes
+    Pyramid (a failed commit, a broken connection during abort) is logged
+    and answered with the same JSON 500, never a server's HTML or traceback."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __getattr__(self, name: str) -> Any:  # the Router's registry etc.
+        return getattr(self.app, name)
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        try:
+            return self.app(environ, start_response)
+        except Exception:
+            log.exception("unhandled error outside the request's views: %s %s",
+                          environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+            body = b'{"error": "Internal server error"}'
+            start_response("500 Internal Server Error", [("Content-Type", "application/json"),
+                                                         ("Content-Length", str(len(body)))],
+                           sys.exc_info())
+            return [body]
 
 
 def includeme(config: Configurator) -> None:

@@ -82,15 +82,20 @@ def server(tmp_path_factory):
     url = root.set(database=name).render_as_string(hide_password=False)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("EHS_")}
+    upload_dir = str(tmp_path_factory.mktemp("uploads"))
     env.update({"EHS_DATABASE_URL": url, "EHS_PUBLIC_URL": f"http://127.0.0.1:{port}",
                 "EHS_HUEY_URL": "", "EHS_SESSION_SECURE": "false", "EHS_SMTP_PORT": str(free_port()),
-                "EHS_UPLOAD_DIR": str(tmp_path_factory.mktemp("uploads"))})
+                "EHS_UPLOAD_DIR": upload_dir})
     bin_dir = Path(sys.executable).parent
     subprocess.run([str(bin_dir / "ehs"), "migrate", str(ROOT / "production.ini")], env=env, check=True,
                    capture_output=True)
+    log_path = Path(os.environ.get("EHS_RACE_LOG", str(tmp_path_factory.mktemp("log") / "server.log")))
+    log_file = open(log_path, "w")  # open for the server's lifetime
     process = subprocess.Popen([str(bin_dir / "pserve"), str(ROOT / "production.ini"), f"http_port={port}"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               env=env, stdout=log_file, stderr=subprocess.STDOUT)
     server = Server(url, port)
+    server.upload_dir = upload_dir
+    server.log_path = log_path
     for _ in range(100):
         try:
             if server.request("GET", "/api/health")[0] == 200:
@@ -105,10 +110,18 @@ def server(tmp_path_factory):
     yield server
     process.terminate()
     process.wait(20)
+    log_file.close()
     server.engine.dispose()
     with admin_engine.connect() as conn:
         conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     admin_engine.dispose()
+
+
+def server_errors(server: Server) -> list[str]:
+    """The service's logged errors (JSON lines), for failure messages."""
+    lines = server.log_path.read_text().splitlines()
+    return [json.loads(line).get("exc_info", "")[-900:] for line in lines
+            if line.startswith("{") and '"ERROR"' in line][:2]
 
 
 def create_user(server: Server, role: str) -> dict:
@@ -165,6 +178,68 @@ def test_the_login_limit_holds_across_worker_processes(server):
     status, _, headers = server.request("POST", "/api/auth/login", {"email": user["email"],
                                                                     "password": PASSWORD})
     assert status == 429 and int(headers["Retry-After"]) > 0
+
+
+def test_the_service_recovers_when_postgresql_drops_every_connection(server):
+    """What the workers see of a PostgreSQL restart: every connection killed
+    while requests are in flight. Pooled connections are checked before use
+    (pool_pre_ping), so the service serves again without a restart of its own."""
+    stop = threading.Event()
+    statuses: list[int] = []
+
+    def load() -> None:
+        while not stop.is_set():
+            try:
+                statuses.append(server.request("GET", "/api/incidents?pageSize=5", cookie=server.admin)[0])
+            except OSError:
+                statuses.append(0)  # connection refused or reset
+            except ValueError:
+                statuses.append(-1)  # a body that is not JSON: an error escaped the service
+
+    workers = [threading.Thread(target=load) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.5)
+    database = make_url(server.engine.url).database
+    with server.engine.connect() as conn:
+        killed = conn.execute(sa.text(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = :db AND pid <> pg_backend_pid()"), {"db": database}).scalar()
+    time.sleep(1.0)
+    stop.set()
+    for worker in workers:
+        worker.join(30)
+    assert killed > 0
+    # Requests in flight are re-run on fresh connections; one whose connection
+    # dies after its work (while committing) is answered 503 "try again".
+    # None gets a 500, none hangs.
+    assert statuses and set(statuses) <= {200, 503}, (Counter(statuses), server_errors(server))
+    after = [server.request("GET", "/api/incidents?pageSize=5", cookie=server.admin)[0] for _ in range(12)]
+    assert after == [200] * 12
+
+
+def test_an_upload_cut_off_mid_body_leaves_no_file_and_no_row(server, tmp_path):
+    import socket
+
+    number = server.request("POST", "/api/incidents", incident_body(server.site), server.admin)[1]["number"]
+    upload_dir = Path(server.upload_dir)
+    before = set(upload_dir.iterdir()) if upload_dir.exists() else set()
+    boundary = "----cutoff"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n"
+            "Content-Type: image/png\r\n\r\n").encode() + b"\x89PNG\r\n\x1a\n" + b"\x00" * 1000
+    host, port = server.base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            (f"POST /api/incidents/{number}/attachments HTTP/1.1\r\nHost: {host}:{port}\r\n"
+             f"Origin: {server.base}\r\nCookie: service_session={server.admin}\r\n"
+             f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+             f"Content-Length: 5000000\r\n\r\n").encode() + head)
+        # the client goes away with most of the body unsent
+    time.sleep(2)
+    detail = server.request("GET", f"/api/incidents/{number}", cookie=server.admin)[1]
+    assert detail["attachments"] == []
+    after = set(upload_dir.iterdir()) if upload_dir.exists() else set()
+    assert after == before
 
 
 def test_concurrent_demotions_cannot_remove_the_last_admins(server):
