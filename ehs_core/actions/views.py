@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Any
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPForbidden, HTTPNotFound
 from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import select
@@ -22,7 +21,7 @@ from ehs_core.db import utcnow
 from ehs_core.errors import APIError, invalid
 from ehs_core.events import ActionCreated, ActionUpdated, publish
 from ehs_core.incidents.models import Incident, Status
-from ehs_core.incidents.resources import IncidentContext, context_for
+from ehs_core.incidents.resources import IncidentContext, child_of_incident
 from ehs_core.investigation.models import RootCause
 from ehs_core.security import Permission, Role, role_at_least, role_principal
 from ehs_core.users.models import User
@@ -45,12 +44,8 @@ class ActionContext:
 
 
 def action_factory(request: Request) -> ActionContext:
-    action = request.dbsession.get(CorrectiveAction, int(request.matchdict["id"]))
-    if request.identity is None or not request.identity.is_user:
-        raise HTTPForbidden()  # answered 401: not signed in
-    if action is None:
-        raise HTTPNotFound()
-    return ActionContext(context_for(request, action.incident_id), action)
+    action, incident_context = child_of_incident(request, CorrectiveAction)
+    return ActionContext(incident_context, action)
 
 
 def check_references(request: Request, incident_id: int, data: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPForbidden, HTTPNoContent, HTTPNotFound
+from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import FileResponse, Response
 from pyramid.view import view_config
@@ -18,7 +18,7 @@ from ehs_core.attachments.storage import clean_filename, detect_type, remove_aft
 from ehs_core.db import utcnow
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.resources import IncidentContext, context_for
+from ehs_core.incidents.resources import IncidentContext, child_of_incident
 from ehs_core.security import Permission, Role, role_principal
 
 log = logging.getLogger(__name__)
@@ -38,12 +38,8 @@ class AttachmentContext:
 
 
 def attachment_factory(request: Request) -> AttachmentContext:
-    item = request.dbsession.get(Attachment, int(request.matchdict["id"]))
-    if request.identity is None or not request.identity.is_user:
-        raise HTTPForbidden()  # answered 401: not signed in
-    if item is None:
-        raise HTTPNotFound()
-    return AttachmentContext(context_for(request, item.incident_id), item)
+    item, incident_context = child_of_incident(request, Attachment)
+    return AttachmentContext(incident_context, item)
 
 
 class Refused(Exception):

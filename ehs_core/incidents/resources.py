@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPNotFound
+from pyramid.httpexceptions import HTTPForbidden, HTTPNotFound
 from pyramid.request import Request
 from sqlalchemy import Select, or_, select
 
@@ -87,3 +87,14 @@ def incident_factory(request: Request) -> IncidentContext:
 def context_for(request: Request, incident_id: int) -> IncidentContext:
     """The visible incident that a root cause, action or file belongs to."""
     return load_visible(request, request.dbsession.get(Incident, incident_id))
+
+
+def child_of_incident(request: Request, model: type) -> tuple[Any, IncidentContext]:
+    """The row named by the route's {id} and its incident's context: 401 when
+    not signed in, 404 when the row is missing or its incident invisible."""
+    if request.identity is None or not request.identity.is_user:
+        raise HTTPForbidden()  # answered 401
+    item = request.dbsession.get(model, int(request.matchdict["id"]))
+    if item is None:
+        raise HTTPNotFound()
+    return item, context_for(request, item.incident_id)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import colander
-from pyramid.httpexceptions import HTTPForbidden, HTTPNoContent, HTTPNotFound
+from pyramid.httpexceptions import HTTPNoContent
 from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import select
@@ -11,7 +11,7 @@ from sqlalchemy import select
 from ehs_core import audit
 from ehs_core.db import utcnow
 from ehs_core.errors import invalid
-from ehs_core.incidents.resources import IncidentContext, context_for
+from ehs_core.incidents.resources import IncidentContext, child_of_incident
 from ehs_core.investigation import investigation_json, root_cause_json
 from ehs_core.investigation.models import Investigation, RootCause
 from ehs_core.schemas import Bool, Int, StrList, drop, field, text
@@ -47,12 +47,8 @@ class RootCauseContext:
 
 
 def root_cause_factory(request: Request) -> RootCauseContext:
-    item = request.dbsession.get(RootCause, int(request.matchdict["id"]))
-    if request.identity is None or not request.identity.is_user:
-        raise HTTPForbidden()  # answered 401: not signed in
-    if item is None:
-        raise HTTPNotFound()
-    return RootCauseContext(context_for(request, item.incident_id), item)
+    item, incident_context = child_of_incident(request, RootCause)
+    return RootCauseContext(incident_context, item)
 
 
 @view_config(route_name="incident.investigation", request_method="PUT", renderer="json",
