@@ -81,7 +81,8 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 def _seed_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--incidents", type=int, required=True, help="number of incidents to write")
-    command.add_argument("--years", type=float, default=3, help="spread them over this many years up to today")
+    command.add_argument("--years", type=float, default=3,
+                         help="spread them over this many years up to today")
     command.add_argument("--sites", type=int, default=5, help="number of sites (each with areas)")
     command.add_argument("--seed", type=int, default=1, help="random seed (same seed, same data)")
     command.add_argument("--password", default=None,

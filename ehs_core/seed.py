@@ -96,25 +96,42 @@ class SeedContext:
     users: dict[str, list[int]]
     incidents: list[SeededIncident] = field(default_factory=list)
 
-    def insert(self, model: type, rows: Sequence[dict[str, Any]], returning: Any = None) -> list[Any]:
-        """Bulk INSERT in batches; with `returning` (a column), its values in row order."""
-        return bulk_insert(self.session, model, rows, self.options.batch, returning)
+    def insert(self, model: type, rows: Sequence[dict[str, Any]], ids: bool = False) -> list[int]:
+        """Bulk INSERT in batches; with `ids`, each row first gets a primary
+        key reserved for it, and the keys are returned in row order."""
+        return bulk_insert(self.session, model, rows, self.options.batch, ids)
 
 
 Seeder = Callable[[SeedContext], dict[str, int] | None]
 
 
-def bulk_insert(session: Session, model: type, rows: Sequence[dict[str, Any]], batch: int = BATCH,
-                returning: Any = None) -> list[Any]:
-    found: list[Any] = []
+def reserve_ids(session: Session, model: Any, count: int) -> list[int]:
+    """`count` new primary keys of `model`'s table: taken from its sequence on
+    PostgreSQL (safe beside a running service); on SQLite, where writers are
+    serialised for the whole transaction, the ones after the highest key.
+
+    Inserting rows with their keys known lets each batch go out as one
+    multi-row INSERT; RETURNING keys in row order would make SQLAlchemy send
+    one INSERT per row on PostgreSQL."""
+    if count == 0:
+        return []
+    table = model.__table__
+    if session.get_bind().dialect.name == "postgresql":
+        query = text("SELECT nextval(pg_get_serial_sequence(:table, 'id')) FROM generate_series(1, :n)")
+        return sorted(session.execute(query, {"table": table.name, "n": count}).scalars())
+    last = session.execute(select(func.max(table.c.id))).scalar() or 0
+    return list(range(last + 1, last + count + 1))
+
+
+def bulk_insert(session: Session, model: Any, rows: Sequence[dict[str, Any]], batch: int = BATCH,
+                ids: bool = False) -> list[int]:
+    keys: list[int] = []
+    if ids:
+        keys = reserve_ids(session, model, len(rows))
+        rows = [dict(row, id=key) for row, key in zip(rows, keys, strict=True)]
     for offset in range(0, len(rows), batch):
-        chunk = rows[offset:offset + batch]
-        if returning is None:
-            session.execute(insert(model), chunk)
-        else:
-            stmt = insert(model).returning(returning, sort_by_parameter_order=True)
-            found.extend(session.scalars(stmt, chunk).all())
-    return found
+        session.execute(insert(model).execution_options(render_nulls=True), rows[offset:offset + batch])
+    return keys
 
 
 # --- vocabulary ---------------------------------------------------------------
@@ -141,13 +158,15 @@ INDUSTRIES = (("336390", "Other motor vehicle parts manufacturing"), ("493110", 
               ("325211", "Plastics material and resin manufacturing"), ("311999", "Food manufacturing"),
               ("332710", "Machine shops"), ("322211", "Corrugated box manufacturing"))
 BUILDINGS = ("Main Building", "Warehouse", "Workshop", "Utilities Block")
-AREAS = (("Loading Dock", AreaKind.area), ("Assembly Line 1", AreaKind.line), ("Assembly Line 2", AreaKind.line),
+AREAS = (("Loading Dock", AreaKind.area), ("Assembly Line 1", AreaKind.line),
+         ("Assembly Line 2", AreaKind.line),
          ("Paint Shop", AreaKind.area), ("Maintenance Bay", AreaKind.area), ("Packing Line", AreaKind.line),
          ("Chemical Store", AreaKind.area), ("Office", AreaKind.other), ("Yard", AreaKind.other),
          ("Press Line", AreaKind.line), ("Cold Store", AreaKind.area), ("Boiler Room", AreaKind.other))
 TITLES = {
     IncidentType.near_miss: ("Forklift nearly struck a pedestrian", "Pallet fell from racking, nobody hurt",
-                             "Unsecured load shifted during transport", "Worker almost slipped on spilled oil",
+                             "Unsecured load shifted during transport",
+                             "Worker almost slipped on spilled oil",
                              "Reversing truck close call", "Tool dropped from a mezzanine"),
     IncidentType.hazard: ("Damaged guard on conveyor", "Blocked fire exit", "Frayed electrical cable",
                           "Missing handrail on stairs", "Leaking hydraulic hose", "Poor lighting in aisle"),
@@ -177,7 +196,8 @@ DESCRIPTIONS = (
 IMMEDIATE = ("Area cordoned off and supervisor informed.", "Machine locked out and tagged.",
              "First aid given on site.", "Spill contained with absorbent pads.",
              "Work stopped until the hazard was removed.", "Stock moved away from the walkway.")
-LOCATION_DETAILS = ("Aisle {n}", "Bay {n}", "Dock door {n}", "Near column C{n}", "Station {n}", "Rack row {n}")
+LOCATION_DETAILS = ("Aisle {n}", "Bay {n}", "Dock door {n}", "Near column C{n}", "Station {n}",
+                    "Rack row {n}")
 INVESTIGATION_METHODS = ("5 whys", "Fishbone", "Fault tree", "ICAM", "Root cause map")
 ROOT_CAUSE_CATEGORIES = ("equipment", "procedure", "training", "human factors", "environment", "management",
                          "design", "communication")
@@ -193,7 +213,8 @@ COMMENTS = ("Photos added to the file.", "Spoke with the people involved.", "Wai
             "Discussed at the safety committee.", "Parts ordered.", "Checked again today: still fine.")
 
 TYPE_WEIGHTS = ((IncidentType.near_miss, 34), (IncidentType.hazard, 24), (IncidentType.injury, 16),
-                (IncidentType.illness, 5), (IncidentType.property_damage, 12), (IncidentType.environmental, 9))
+                (IncidentType.illness, 5), (IncidentType.property_damage, 12),
+                (IncidentType.environmental, 9))
 SEVERITY_WEIGHTS = ((Severity.low, 40), (Severity.medium, 35), (Severity.high, 20), (Severity.critical, 5))
 # Incidents age through the workflow: recent ones are still open.
 STATUS_BY_AGE = (
@@ -217,8 +238,10 @@ def person_name(rng: random.Random) -> str:
     return f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
 
 
-def random_uuid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+def client_uuid(rng: random.Random, number: int) -> str:
+    """A random UUID carrying the incident number in its last 32 bits, so it
+    is unique even when the same seed is used again with --force."""
+    return str(uuid.UUID(int=(rng.getrandbits(96) << 32) | (number & 0xFFFFFFFF), version=4))
 
 
 # --- organization, users, sites --------------------------------------------------
@@ -258,7 +281,7 @@ def seed_users(session: Session, rng: random.Random, organization_id: int, incid
                              "role": role.value, "active": active, "password_hash": password_hash,
                              "created_at": now})
     for email, user_id in zip([r["email"] for r in rows],
-                              bulk_insert(session, User, rows, returning=User.id), strict=True):
+                              bulk_insert(session, User, rows, ids=True), strict=True):
         existing[email] = user_id
     by_role: dict[str, list[int]] = {role.value: [] for role in Role}
     inactive = {r["email"] for r in rows if not r["active"]}
@@ -279,8 +302,9 @@ def seed_sites(session: Session, rng: random.Random, organization_id: int, count
             name += " (seed)"
         taken.add(name)
         naics, industry = rng.choice(INDUSTRIES)
-        site = Site(organization_id=organization_id, name=name, address=f"{street}, {city}, {state} {zip_code}",
-                    timezone=zone, archived=False, street_address=street, city=city, state=state,
+        site = Site(organization_id=organization_id, name=name,
+                    address=f"{street}, {city}, {state} {zip_code}", timezone=zone, archived=False,
+                    street_address=street, city=city, state=state,
                     zip=zip_code, naics_code=naics, industry_description=industry,
                     ein=f"{rng.randrange(10**8, 10**9)}", establishment_type=1)
         session.add(site)
@@ -361,7 +385,8 @@ def workflow_path(rng: random.Random, status: str, severity: str) -> list[str]:
     return [*to_actions, "verification", "closed"]
 
 
-def timed(rng: random.Random, created: dt.datetime, now: dt.datetime, steps: list[str]) -> list[tuple[str, dt.datetime]]:
+def timed(rng: random.Random, created: dt.datetime, now: dt.datetime,
+          steps: list[str]) -> list[tuple[str, dt.datetime]]:
     """Moments for each step after `created`, squeezed to end before now."""
     gaps = []
     for step in steps:
@@ -399,7 +424,6 @@ class IncidentWriter:
         self.ctx = ctx
         self.rng = ctx.rng
         users = ctx.users
-        self.reporters = users[Role.reporter] + users[Role.supervisor]
         self.supervisors = users[Role.supervisor] + users[Role.safety_manager]
         self.managers = users[Role.safety_manager] + users[Role.admin]
         self.assignees = users[Role.supervisor] + users[Role.reporter] + users[Role.safety_manager]
@@ -410,7 +434,7 @@ class IncidentWriter:
 
     def write(self, drafts: list[Draft]) -> list[SeededIncident]:
         ctx, rng = self.ctx, self.rng
-        ids = ctx.insert(Incident, [d.row for d in drafts], returning=Incident.id)
+        ids = ctx.insert(Incident, [d.row for d in drafts], ids=True)
         self.count("incidents", len(ids))
         investigations, causes, cause_owner, comments, audits = [], [], [], [], []
         planned_actions: list[tuple[int, Draft, dt.datetime]] = []
@@ -420,14 +444,13 @@ class IncidentWriter:
             seeded.append(SeededIncident(incident_id, row["number"], draft.type, draft.severity, draft.status,
                                          row["occurred_at"], draft.offset, row["created_at"], row["site_id"],
                                          row["area_id"], row["title"]))
-            audits.append(self.audit_row(incident_id, row["created_at"], row["reporter_id"], "incident.created",
-                                         audit.diff({}, {
-                                             "title": row["title"], "type": row["type"],
-                                             "severity": row["severity"], "siteId": row["site_id"],
-                                             "areaId": row["area_id"], "locationDetail": row["location_detail"],
-                                             "description": row["description"],
-                                             "immediateAction": row["immediate_action"],
-                                             "occurredAt": row["occurred_at"], "anonymous": row["anonymous"]})))
+            reported = {"title": row["title"], "type": row["type"], "severity": row["severity"],
+                        "siteId": row["site_id"], "areaId": row["area_id"],
+                        "locationDetail": row["location_detail"], "description": row["description"],
+                        "immediateAction": row["immediate_action"], "occurredAt": row["occurred_at"],
+                        "anonymous": row["anonymous"]}
+            audits.append(self.audit_row(incident_id, row["created_at"], row["reporter_id"],
+                                         "incident.created", audit.diff({}, reported)))
             previous = Status.reported.value
             for step, at in draft.path:
                 actor = rng.choice(self.managers if step == "closed" and previous == "verification"
@@ -453,10 +476,11 @@ class IncidentWriter:
                 created = draft.row["created_at"] + dt.timedelta(hours=rng.uniform(1, 72))
                 if created < ctx.now:
                     comments.append({"incident_id": incident_id, "author_id": rng.choice(self.assignees),
-                                     "body": rng.choice(COMMENTS), "transition_to": None, "created_at": created})
+                                     "body": rng.choice(COMMENTS), "transition_to": None,
+                                     "created_at": created})
         ctx.insert(Investigation, investigations)
         self.count("investigations", len(investigations))
-        cause_ids = ctx.insert(RootCause, causes, returning=RootCause.id)
+        cause_ids = ctx.insert(RootCause, causes, ids=True)
         self.count("root_causes", len(cause_ids))
         causes_of: dict[int, list[int]] = {}
         for cause_id, incident_id, cause in zip(cause_ids, cause_owner, causes, strict=True):
@@ -472,7 +496,7 @@ class IncidentWriter:
             for row, updates in self.actions(incident_id, draft, at, causes_of.get(incident_id, [])):
                 action_rows.append(row)
                 action_audits.append((row, updates))
-        action_ids = ctx.insert(CorrectiveAction, action_rows, returning=CorrectiveAction.id)
+        action_ids = ctx.insert(CorrectiveAction, action_rows, ids=True)
         self.count("corrective_actions", len(action_ids))
         for action_id, (row, updates) in zip(action_ids, action_audits, strict=True):
             data = {"title": row["title"], "description": row["description"], "kind": row["kind"],
@@ -599,14 +623,15 @@ def draft_incidents(ctx: SeedContext, areas: dict[int, list[int]], first_number:
         draft.row = {
             "organization_id": ctx.organization_id, "number": first_number + index, "title": title,
             "type": draft.type.value, "severity": draft.severity.value, "status": draft.status.value,
-            "occurred_at": draft.occurred_at, "occurred_offset_minutes": draft.offset, "site_id": draft.site.id,
+            "occurred_at": draft.occurred_at, "occurred_offset_minutes": draft.offset,
+            "site_id": draft.site.id,
             "area_id": rng.choice(site_areas) if site_areas and rng.random() < 0.85 else None,
             "location_detail": rng.choice(LOCATION_DETAILS).format(n=rng.randrange(1, 40))
             if rng.random() < 0.8 else None,
             "description": " ".join(rng.sample(DESCRIPTIONS, rng.randrange(1, 4))),
             "immediate_action": rng.choice(IMMEDIATE) if rng.random() < 0.85 else None,
             "anonymous": anonymous, "reporter_id": None if anonymous else rng.choice(reporters),
-            "client_id": random_uuid(rng) if rng.random() < 0.6 else None,
+            "client_id": client_uuid(rng, first_number + index) if rng.random() < 0.6 else None,
             "created_at": created, "updated_at": draft.path[-1][1] if draft.path else created,
             "closed_at": draft.path[-1][1] if draft.status == Status.closed else None,
         }

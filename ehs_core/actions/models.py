@@ -26,6 +26,9 @@ class CorrectiveAction(Base):
     __table_args__ = (
         Index("ix_corrective_actions_assignee_status", "assignee_id", "status"),
         Index("ix_corrective_actions_incident_id", "incident_id"),
+        # Pending actions (overview) and actions due in a period (analytics).
+        Index("ix_corrective_actions_status_due_date", "status", "due_date"),
+        Index("ix_corrective_actions_due_date", "due_date"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -63,6 +63,13 @@ class Incident(Base):
         Index("ix_incidents_created", "organization_id", "number"),
         Index("ix_incidents_reporter_id", "reporter_id"),
         Index("ix_incidents_site_status", "site_id", "status"),
+        # Statistics, the OSHA log and rates select by when incidents occurred.
+        Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
+        # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
+        # there (pg_trgm); plain ones on SQLite, which has no such index type.
+        *(Index(f"ix_incidents_{column}_trgm", column, postgresql_using="gin",
+                postgresql_ops={column: "gin_trgm_ops"})
+          for column in ("title", "description", "location_detail")),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -7,7 +7,7 @@ import datetime as dt
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import literal, select, union_all
 
 from ehs_core.incidents.extensions import sections_for
 from ehs_core.incidents.models import Incident
@@ -30,6 +30,22 @@ def user_names(request: Request, ids: set[int | None]) -> dict[int, str]:
     return dict(request.dbsession.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
 
 
+def location_and_people(request: Request, incidents: list[Incident]) -> dict[str, dict[int, str]]:
+    """Names of the incidents' sites, areas and reporters, in one query."""
+    wanted = {
+        "site": (Site, {i.site_id for i in incidents}),
+        "area": (Area, {i.area_id for i in incidents if i.area_id is not None}),
+        "user": (User, {i.reporter_id for i in incidents if i.reporter_id is not None}),
+    }
+    parts = [select(literal(kind).label("kind"), model.id, model.name).where(model.id.in_(ids))
+             for kind, (model, ids) in wanted.items() if ids]
+    names: dict[str, dict[int, str]] = {kind: {} for kind in wanted}
+    if parts:
+        for kind, key, name in request.dbsession.execute(union_all(*parts)):
+            names[kind][key] = name
+    return names
+
+
 def person(names: dict[int, str], user_id: int | None) -> dict[str, Any] | None:
     return {"id": user_id, "name": names.get(user_id)} if user_id is not None else None
 
@@ -37,13 +53,8 @@ def person(names: dict[int, str], user_id: int | None) -> dict[str, Any] | None:
 def incidents_json(request: Request, incidents: list[Incident], detail: bool = False) -> list[dict[str, Any]]:
     if not incidents:
         return []
-    dbsession = request.dbsession
-    site_ids = {i.site_id for i in incidents}
-    area_ids = {i.area_id for i in incidents if i.area_id}
-    sites = dict(dbsession.execute(select(Site.id, Site.name).where(Site.id.in_(site_ids))).all())
-    areas = dict(dbsession.execute(select(Area.id, Area.name).where(Area.id.in_(area_ids))).all()) \
-        if area_ids else {}
-    names = user_names(request, {i.reporter_id for i in incidents})
+    found = location_and_people(request, incidents)
+    sites, areas, names = found["site"], found["area"], found["user"]
     extra = sections_for(request, incidents, detail)
     items = []
     for incident in incidents:

@@ -15,7 +15,7 @@ from ehs_core.events import IncidentCreated, IncidentUpdated, publish
 from ehs_core.incidents import extensions
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.numbering import lock_counter, next_incident_number
-from ehs_core.incidents.resources import IncidentContext, visible_incidents
+from ehs_core.incidents.resources import IncidentContext, sees_everything, visible_incidents
 from ehs_core.incidents.schemas import (
     CommentSchema,
     IncidentCreateSchema,
@@ -52,20 +52,38 @@ def set_occurred_at(incident: Incident, moment: Any) -> None:
     incident.occurred_offset_minutes = int(moment.utcoffset().total_seconds() // 60)
 
 
+def find_by_client_id(dbsession: Any, organization_id: int, client_id: str | None) -> Incident | None:
+    if not client_id:
+        return None
+    return dbsession.execute(select(Incident).where(
+        Incident.organization_id == organization_id, Incident.client_id == client_id)).scalar()
+
+
 def create_incident(request: Request, data: dict[str, Any], organization_id: int,
                     reporter_id: int | None) -> tuple[Incident, bool]:
     """File a report; returns (incident, created). Shared by the API and
     plugins (the kiosk) so every report gets the same numbering, idempotency,
     audit entry and events."""
     dbsession = request.dbsession
+    # Reports are serialised on the counter lock until commit, so as little as
+    # possible happens under it: a retry of a committed report and the
+    # location are looked up first. A location problem is raised only after
+    # the clientId check under the lock, as a retry is answered even if the
+    # site was archived since.
+    existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
+    if existing is not None:
+        return existing, False
+    try:
+        check_location(request, data["siteId"], data.get("areaId"), new=True)
+        problem = None
+    except APIError as exc:
+        problem = exc
     last = lock_counter(dbsession, organization_id)
-    if data.get("clientId"):
-        existing = dbsession.execute(select(Incident).where(
-            Incident.organization_id == organization_id,
-            Incident.client_id == data["clientId"])).scalar()
-        if existing is not None:
-            return existing, False  # a retry: answered even if the site was archived since
-    check_location(request, data["siteId"], data.get("areaId"), new=True)
+    existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
+    if existing is not None:
+        return existing, False  # a retry: answered even if the site was archived since
+    if problem is not None:
+        raise problem
     incident = Incident(organization_id=organization_id, status="reported",
                         number=next_incident_number(dbsession, organization_id, last),
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
@@ -139,15 +157,36 @@ def list_schema(registry: Any) -> colander.SchemaNode:
     return schema
 
 
+def unfiltered(request: Request, query: dict[str, Any]) -> bool:
+    """The caller sees every incident of the organization and narrows nothing."""
+    return (sees_everything(request.identity) and not query.get("q")
+            and all(query.get(item.name) is None for item in extensions.filters(request)))
+
+
+def list_total(request: Request, query: dict[str, Any], stmt: Select, rows: list[Incident]) -> int:
+    """How many incidents the list has in all. Numbers are given out from 1
+    without gaps and incidents are never deleted, so when nothing is filtered
+    out the count is the organization's highest number: the first row of the
+    first page, or one index lookup. Counting the rows instead costs a scan
+    that grows with the table."""
+    if unfiltered(request, query):
+        if query["page"] == 1 and rows:
+            return rows[0].number
+        return request.dbsession.execute(select(func.coalesce(func.max(Incident.number), 0)).where(
+            Incident.organization_id == request.identity.user.organization_id)).scalar()
+    return request.dbsession.execute(
+        select(func.count()).select_from(stmt.with_only_columns(Incident.id).subquery())).scalar()
+
+
 @view_config(route_name="incidents", request_method="GET", renderer="json",
              permission=Permission.signed_in, query=list_schema)
 def list_incidents(request: Request) -> dict:
     query = request.validated_query
     stmt = list_query(request, query)
-    total = request.dbsession.execute(select(func.count()).select_from(stmt.subquery())).scalar()
     page, size = query["page"], query["pageSize"]
     rows = list(request.dbsession.execute(
         stmt.order_by(Incident.number.desc()).limit(size).offset((page - 1) * size)).scalars())
+    total = list_total(request, query, stmt, rows)
     return {"items": incidents_json(request, rows), "page": page, "pageSize": size, "total": total}
 
 

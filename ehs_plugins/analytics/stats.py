@@ -1,6 +1,11 @@
 """Statistics over the incidents the caller may see. Every figure is an SQL
 aggregate over `visible_incidents(...)`, so a reporter's numbers leave out
-what they cannot open, and nothing loads incidents into Python."""
+what they cannot open, and nothing loads incidents into Python.
+
+Each aggregate reads the incidents table once, with the visibility rule and
+the period as plain conditions on it (see `scoped`), so PostgreSQL can use
+ix_incidents_org_occurred for a period and needs no second pass over the
+table to match ids (bench/README.md has the figures)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 
 from pyramid.request import Request
 from sqlalchemy import BigInteger, Select, and_, case, func, literal, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
@@ -20,6 +25,10 @@ from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Area, Site
 from ehs_plugins.analytics import sqltime
 
+# Queries that read actions name them through this alias: the visibility rule
+# has a subquery on corrective_actions (actions assigned to a reporter), which
+# must not be correlated with the actions being counted.
+Action = aliased(CorrectiveAction)
 WEEK = dt.timedelta(days=7)
 DUE_SOON = dt.timedelta(days=7)
 WEEKLY_UP_TO = dt.timedelta(days=92)  # about three months
@@ -40,13 +49,20 @@ def dialect(dbsession: Session) -> str:
 
 def incident_ids(request: Request, *where: Any) -> Select:
     """The ids of visible incidents matching `where`, as a subquery source."""
-    identity = request.identity
-    stmt = select(Incident.id).where(Incident.organization_id == identity.user.organization_id, *where)
-    return visible_incidents(stmt, identity)
+    return scoped(request, select(Incident.id), *where)
 
 
 def visible(request: Request, *where: Any) -> Any:
     return Incident.id.in_(incident_ids(request, *where))
+
+
+def scoped(request: Request, stmt: Select, *where: Any) -> Select:
+    """`stmt` (which reads `Incident`, joined to at most one row per incident)
+    narrowed to the caller's visible incidents of the organization that match
+    `where`: the same rows as `Incident.id.in_(incident_ids(...))`, in one pass."""
+    identity = request.identity
+    return visible_incidents(stmt.where(Incident.organization_id == identity.user.organization_id, *where),
+                             identity)
 
 
 def rounded(value: Any, places: str = "0.1") -> float | None:
@@ -58,46 +74,44 @@ def rounded(value: Any, places: str = "0.1") -> float | None:
 def overview(request: Request) -> dict[str, Any]:
     db = request.dbsession
     name = dialect(db)
-    identity = request.identity
-    base = visible_incidents(
-        select(Incident).where(Incident.organization_id == identity.user.organization_id), identity
-    ).subquery()
 
     status_counts = dict.fromkeys((s.value for s in Status), 0)
-    for status, count in db.execute(select(base.c.status, func.count()).group_by(base.c.status)):
+    for status, count in db.execute(scoped(request, select(Incident.status, func.count())
+                                           .group_by(Incident.status))):
         status_counts[status] = count
 
     on = today(request.registry)
-    pending = and_(CorrectiveAction.status.in_(PENDING), CorrectiveAction.incident_id.in_(select(base.c.id)))
-    due, overdue = db.execute(select(
-        func.count(case((and_(CorrectiveAction.due_date >= on, CorrectiveAction.due_date <= on + DUE_SOON),
+    due, overdue = db.execute(scoped(request, select(
+        func.count(case((and_(Action.due_date >= on, Action.due_date <= on + DUE_SOON),
                          1))),
-        func.count(case((CorrectiveAction.due_date < on, 1))),
-    ).where(pending)).one()
+        func.count(case((Action.due_date < on, 1))),
+    ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
+        .where(Action.status.in_(PENDING)))).one()
 
-    close_days = db.execute(select(func.avg(sqltime.days_between(base.c.closed_at, base.c.created_at, name)))
-                            .where(base.c.closed_at.is_not(None))).scalar()
+    close_days = db.execute(scoped(
+        request, select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))),
+        Incident.closed_at.is_not(None))).scalar()
 
     # 12 weeks, Monday-based in the server's zone, the current week last.
     monday = on - dt.timedelta(days=on.weekday())
     first = monday - 11 * WEEK
     zone = server_zone(request.registry)
     start = utc_start(first, zone)
-    seconds = sqltime.epoch(base.c.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
+    seconds = sqltime.epoch(Incident.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
     bucket = seconds / (7 * 86400)
-    counts = dict(db.execute(
-        select(func.floor(bucket).label("week"), func.count())
-        .where(base.c.occurred_at >= start, base.c.occurred_at < utc_start(monday + WEEK, zone))
-        .group_by("week")).all())
+    counts = dict(db.execute(scoped(
+        request, select(func.floor(bucket).label("week"), func.count()).group_by("week"),
+        Incident.occurred_at >= start, Incident.occurred_at < utc_start(monday + WEEK, zone))).all())
     trend = [{"weekStart": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
              for i in range(12)]
 
     year_start = utc_start(dt.date(on.year, 1, 1), zone)
     by_site = [{"siteId": site_id, "siteName": site_name, "count": count} for site_id, site_name, count in
-               db.execute(select(Site.id, Site.name, func.count(base.c.id))
-                          .join(base, base.c.site_id == Site.id)
-                          .where(base.c.occurred_at >= year_start)
-                          .group_by(Site.id, Site.name).order_by(func.count(base.c.id).desc(), Site.name))]
+               db.execute(scoped(request, select(Site.id, Site.name, func.count(Incident.id))
+                                 .select_from(Site).join(Incident, Incident.site_id == Site.id)
+                                 .group_by(Site.id, Site.name)
+                                 .order_by(func.count(Incident.id).desc(), Site.name),
+                                 Incident.occurred_at >= year_start))]
     return {
         "openIncidents": sum(v for k, v in status_counts.items() if k != Status.closed),
         "actionsDue": due,
@@ -114,26 +128,25 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
     db = request.dbsession
     name = dialect(db)
     where = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
-    ids = incident_ids(request, *where)
-    counts = dict(db.execute(select(Incident.type, func.count()).where(Incident.id.in_(ids))
-                             .group_by(Incident.type)).all())
-    close_days = db.execute(select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at,
-                                                                 name)))
-                            .where(Incident.id.in_(ids), Incident.closed_at.is_not(None))).scalar()
-    finished = sqltime.local_date(func.coalesce(CorrectiveAction.done_at, CorrectiveAction.updated_at),
+    counts = dict(db.execute(scoped(request, select(Incident.type, func.count()).group_by(Incident.type),
+                                    *where)).all())
+    close_days = db.execute(scoped(
+        request, select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))),
+        *where, Incident.closed_at.is_not(None))).scalar()
+    finished = sqltime.local_date(func.coalesce(Action.done_at, Action.updated_at),
                                   name, zone_name(request))
-    completed = CorrectiveAction.status.in_((ActionStatus.done, ActionStatus.verified))
+    completed = Action.status.in_((ActionStatus.done, ActionStatus.verified))
     on = today(request.registry)
     # Actions due in the period, on incidents the caller may see (any occurrence date).
-    action_filter = [CorrectiveAction.due_date >= start.date(), CorrectiveAction.due_date < end.date(),
-                     CorrectiveAction.incident_id.in_(incident_ids(request, *filters))]
-    on_time, late, pending = db.execute(select(
-        func.count(case((and_(completed, finished <= CorrectiveAction.due_date), 1))),
+    on_time, late, pending = db.execute(scoped(request, select(
+        func.count(case((and_(completed, finished <= Action.due_date), 1))),
         func.count(case((or_(
-            and_(completed, finished > CorrectiveAction.due_date),
-            and_(CorrectiveAction.status.in_(PENDING), CorrectiveAction.due_date < on)), 1))),
-        func.count(case((and_(CorrectiveAction.status.in_(PENDING), CorrectiveAction.due_date >= on), 1))),
-    ).where(*action_filter)).one()
+            and_(completed, finished > Action.due_date),
+            and_(Action.status.in_(PENDING), Action.due_date < on)), 1))),
+        func.count(case((and_(Action.status.in_(PENDING), Action.due_date >= on), 1))),
+    ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
+        .where(Action.due_date >= start.date(), Action.due_date < end.date()),
+        *filters)).one()
     figures = {
         "reported": sum(counts.values()),
         "nearMisses": counts.get(IncidentType.near_miss, 0),
@@ -149,9 +162,10 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
     if with_cases:
         from ehs_plugins.osha.models import InjuryCase
 
-        recordable, days_away = db.execute(
-            select(func.count(), func.coalesce(func.sum(InjuryCase.days_away), 0))
-            .where(InjuryCase.incident_id.in_(ids), InjuryCase.recordable.is_(True))).one()
+        recordable, days_away = db.execute(scoped(
+            request, select(func.count(), func.coalesce(func.sum(InjuryCase.days_away), 0))
+            .select_from(InjuryCase).join(Incident, Incident.id == InjuryCase.incident_id)
+            .where(InjuryCase.recordable.is_(True)), *where)).one()
         figures["recordableCases"] = recordable
         figures["daysAway"] = int(days_away)
     return figures
@@ -181,43 +195,44 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}
 
-    ids = incident_ids(request, Incident.occurred_at >= start, Incident.occurred_at < end, *filters)
+    period = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
     weekly = length <= WEEKLY_UP_TO
     if weekly:
         seconds = sqltime.epoch(Incident.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
         bucket = func.floor(seconds / (7 * 86400))
-        counts = dict(db.execute(select(bucket.label("b"), func.count()).where(Incident.id.in_(ids))
-                                 .group_by("b")).all())
+        counts = dict(db.execute(scoped(request, select(bucket.label("b"), func.count()).group_by("b"),
+                                        *period)).all())
         steps = -(-length.days // 7)
         trend = [{"start": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
                  for i in range(steps)]
     else:
         bucket = sqltime.month_index(Incident.occurred_at, name, zone_name(request))
-        counts = dict(db.execute(select(bucket.label("b"), func.count()).where(Incident.id.in_(ids))
-                                 .group_by("b")).all())
+        counts = dict(db.execute(scoped(request, select(bucket.label("b"), func.count()).group_by("b"),
+                                        *period)).all())
         first_index, last_index = first.year * 12 + first.month - 1, last.year * 12 + last.month - 1
         trend = [{"start": dt.date(i // 12, i % 12 + 1, 1).isoformat(), "count": int(counts.get(i, 0))}
                  for i in range(first_index, last_index + 1)]
 
     locations = [{"siteId": s_id, "siteName": s_name, "areaId": a_id, "areaName": a_name, "count": count}
-                 for s_id, s_name, a_id, a_name, count in db.execute(
-                     select(Site.id, Site.name, Area.id, Area.name, func.count(Incident.id))
+                 for s_id, s_name, a_id, a_name, count in db.execute(scoped(
+                     request, select(Site.id, Site.name, Area.id, Area.name, func.count(Incident.id))
                      .select_from(Incident).join(Site, Site.id == Incident.site_id)
-                     .outerjoin(Area, Area.id == Incident.area_id).where(Incident.id.in_(ids))
+                     .outerjoin(Area, Area.id == Incident.area_id)
                      .group_by(Site.id, Site.name, Area.id, Area.name)
-                     .order_by(func.count(Incident.id).desc(), Site.name))]
-    root_causes = [{"category": category, "count": count} for category, count in db.execute(
-        select(RootCause.category, func.count()).where(RootCause.incident_id.in_(ids))
-        .group_by(RootCause.category).order_by(func.count().desc(), RootCause.category))]
+                     .order_by(func.count(Incident.id).desc(), Site.name), *period))]
+    root_causes = [{"category": category, "count": count} for category, count in db.execute(scoped(
+        request, select(RootCause.category, func.count())
+        .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
+        .group_by(RootCause.category).order_by(func.count().desc(), RootCause.category), *period))]
 
     zone = request.registry.settings.get("ehs.timezone") or "UTC"
     local = sqltime.local(Incident.occurred_at, name, func.coalesce(Site.timezone, zone),
                           Incident.occurred_offset_minutes)
     weekday, hour = sqltime.weekday_hour(local, name)
     heat = [[0] * 24 for _ in range(7)]
-    for day, hr, count in db.execute(
-            select(weekday.label("d"), hour.label("h"), func.count()).select_from(Incident)
-            .join(Site, Site.id == Incident.site_id).where(Incident.id.in_(ids)).group_by("d", "h")):
+    for day, hr, count in db.execute(scoped(
+            request, select(weekday.label("d"), hour.label("h"), func.count()).select_from(Incident)
+            .join(Site, Site.id == Incident.site_id).group_by("d", "h"), *period)):
         heat[int(day)][int(hr)] = count
 
     body: dict[str, Any] = {

@@ -3,6 +3,8 @@ and 300A, Form 301, hours, rates and the ITA electronic-submission files.
 Every endpoint needs safety_manager; everyone who may see an incident sees
 only how many people were hurt (`injuredCount`)."""
 
+from typing import Any
+
 from pyramid.config import Configurator
 
 ROOT = "ehs_plugins.osha.views.OshaRoot"
@@ -24,3 +26,92 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
+    # `ehs seed`: injury cases on seeded injuries and illnesses, monthly hours.
+    config.registry.setdefault("seeders", []).append(seed)
+
+
+def seed(ctx: Any) -> dict[str, int]:
+    """Seeder for `ehs seed` (see ehs_core.seed): one case per injured or ill
+    person on the seeded injury and illness incidents, classified by the same
+    `recalculate` as the API, and monthly hours and employees of each site."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from sqlalchemy import select
+
+    from ehs_plugins.osha.cases import recalculate
+    from ehs_plugins.osha.models import InjuryCase, SiteHours
+
+    rng = ctx.rng
+    columns = [c.key for c in InjuryCase.__table__.columns if c.key != "id"]
+    jobs = ("Machine operator", "Forklift driver", "Assembler", "Maintenance technician",
+            "Warehouse associate", "Welder", "Packer", "Lab technician")
+    natures = ("Laceration", "Strain", "Contusion", "Fracture", "Burn", "Dermatitis", "Sprain")
+    parts = ("Left hand", "Right hand", "Lower back", "Right eye", "Left knee", "Shoulder", "Forearm")
+    objects = ("Box cutter", "Pallet", "Press tooling", "Wet floor", "Solvent", "Hot pipe", "Metal sheet")
+    illnesses = ("skin_disorder", "respiratory_condition", "poisoning", "hearing_loss", "other_illness")
+    cases = []
+    for incident in ctx.incidents:
+        if incident.type not in ("injury", "illness"):
+            continue
+        people = 1 if rng.random() < 0.88 else rng.choice((2, 2, 3))
+        for sequence in range(1, people + 1):
+            outcome = rng.choices(("first_aid", "medical", "restricted", "days_away", "death"),
+                                  (30, 30, 19, 20, 0.3 if incident.severity == "critical" else 0.01))[0]
+            days_away = rng.randrange(1, 60) if outcome == "days_away" else 0
+            days_restricted = rng.randrange(1, 30) if outcome == "restricted" or rng.random() < 0.1 else 0
+            severe = incident.severity in ("high", "critical")
+            local = incident.occurred_at + dt.timedelta(minutes=incident.offset_minutes)
+            born = dt.date(rng.randrange(1960, 2004), rng.randrange(1, 13), rng.randrange(1, 29))
+            complete = rng.random() < 0.9  # some Form 301 data still missing
+            case = InjuryCase(
+                incident_id=incident.id, sequence=sequence,
+                name=f"{rng.choice(('Alex', 'Jordan', 'Maria', 'Chen', 'Aisha', 'Pat'))} "
+                     f"{rng.choice(('Reed', 'Novak', 'Santos', 'Li', 'Khan', 'Byrne'))}",
+                employment_type=rng.choices(("employee", "temporary_worker", "contractor"), (90, 7, 3))[0],
+                work_related=rng.random() < 0.97, new_case=rng.random() < 0.98,
+                died=outcome == "death", date_of_death=local.date() if outcome == "death" else None,
+                days_away_from_work=outcome == "days_away", days_away=days_away,
+                restricted_or_transfer=days_restricted > 0, days_restricted=days_restricted,
+                medical_treatment=outcome != "first_aid", loss_of_consciousness=rng.random() < 0.01,
+                significant_diagnosis=rng.random() < 0.02,
+                special_case=rng.choices(("none", "needlestick", "hearing_loss"), (97, 2, 1))[0],
+                case_type="injury" if incident.type == "injury" else rng.choice(illnesses),
+                privacy_case=rng.random() < 0.03,
+                inpatient_hospitalization=severe and rng.random() < 0.1,
+                amputation=severe and rng.random() < 0.02, loss_of_eye=False,
+                reported_to_osha_at=None,
+                job_title=rng.choice(jobs), nature_of_injury=rng.choice(natures),
+                body_part=rng.choice(parts), object_substance=rng.choice(objects) if complete else None,
+                activity_before="Routine work at the station", what_happened=incident.title,
+                date_of_birth=born, date_of_hire=dt.date(rng.randrange(2005, local.year + 1), 1, 15)
+                if complete else None, sex=rng.choice("MF"),
+                employee_address="1 Main St, Springfield" if complete else None,
+                physician_name="Dr. Rivera", treatment_facility="City Occupational Health",
+                treated_in_emergency_room=rng.random() < 0.15, time_started_work="07:00",
+                created_at=incident.created_at + dt.timedelta(hours=rng.uniform(1, 48)),
+            )
+            case.created_at = min(case.created_at, ctx.now)
+            case.updated_at = case.created_at
+            if case.inpatient_hospitalization or case.amputation or case.died:
+                case.reported_to_osha_at = min(incident.occurred_at + dt.timedelta(hours=6), ctx.now)
+                case.severe_notice_sent_at = case.created_at
+            recalculate(case)
+            cases.append({key: getattr(case, key) for key in columns})
+    ctx.insert(InjuryCase, cases)
+
+    taken = set(ctx.session.execute(select(SiteHours.site_id, SiteHours.year, SiteHours.month)).all())
+    hours = []
+    last = ctx.now.date().replace(day=1) - dt.timedelta(days=1)  # the last complete month
+    for site in ctx.sites:
+        employees = rng.uniform(60, 600)
+        year, month = ctx.start.year, ctx.start.month
+        while (year, month) <= (last.year, last.month):
+            if (site.id, year, month) not in taken:
+                average = Decimal(str(round(employees * rng.uniform(0.95, 1.05), 2)))
+                worked = Decimal(str(round(float(average) * rng.uniform(150, 175), 2)))
+                hours.append({"site_id": site.id, "year": year, "month": month, "hours": worked,
+                              "average_employees": average})
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    ctx.insert(SiteHours, hours)
+    return {"osha_cases": len(cases), "osha_site_hours": len(hours)}

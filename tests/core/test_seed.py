@@ -67,7 +67,8 @@ def rows(registry: Any, query: str) -> list[Any]:
 def test_seeding_writes_every_kind_of_row_numbered_one_to_n(seeded):
     registry, counts = seeded
     assert counts["incidents"] == 50
-    assert [n for (n,) in rows(registry, "SELECT number FROM incidents ORDER BY number")] == list(range(1, 51))
+    numbers = [n for (n,) in rows(registry, "SELECT number FROM incidents ORDER BY number")]
+    assert numbers == list(range(1, 51))
     assert rows(registry, "SELECT last_number FROM incident_counters") == [(50,)]
     assert {t for (t,) in rows(registry, "SELECT DISTINCT type FROM incidents")} == {
         "near_miss", "hazard", "injury", "illness", "property_damage", "environmental"}
@@ -110,7 +111,8 @@ def test_the_workflow_state_of_seeded_incidents_is_consistent(seeded):
         NOT EXISTS (SELECT 1 FROM corrective_actions a WHERE a.incident_id = i.id) OR
         EXISTS (SELECT 1 FROM corrective_actions a WHERE a.incident_id = i.id
                 AND a.status IN ('open', 'in_progress')))""") == [(0,)]
-    assert rows(registry, """SELECT count(*) FROM incidents i JOIN corrective_actions a ON a.incident_id = i.id
+    assert rows(registry, """SELECT count(*) FROM incidents i
+        JOIN corrective_actions a ON a.incident_id = i.id
         WHERE i.status = 'closed' AND a.status NOT IN ('verified', 'cancelled')""") == [(0,)]
     assert rows(registry, """SELECT count(*) FROM incidents i WHERE i.status IN ('reported', 'triage')
         AND EXISTS (SELECT 1 FROM corrective_actions a WHERE a.incident_id = i.id)""") == [(0,)]
@@ -149,7 +151,8 @@ def test_the_same_seed_writes_the_same_data(build):
     seed(first, OPTIONS, progress=lambda _: None, now=NOW)
     seed(second, OPTIONS, progress=lambda _: None, now=NOW)
     assert rows(first, query) == rows(second, query)
-    assert rows(first, "SELECT count(*) FROM audit_entries") == rows(second, "SELECT count(*) FROM audit_entries")
+    audit = "SELECT count(*) FROM audit_entries"
+    assert rows(first, audit) == rows(second, audit)
 
 
 def test_a_database_with_incidents_is_refused_unless_forced(seeded):
@@ -159,7 +162,8 @@ def test_a_database_with_incidents_is_refused_unless_forced(seeded):
     counts = seed(registry, SeedOptions(incidents=10, years=1, sites=1, seed=8, force=True),
                   progress=lambda _: None, now=NOW)
     assert counts["incidents"] == 10
-    assert [n for (n,) in rows(registry, "SELECT number FROM incidents ORDER BY number")] == list(range(1, 61))
+    numbers = [n for (n,) in rows(registry, "SELECT number FROM incidents ORDER BY number")]
+    assert numbers == list(range(1, 61))
     assert rows(registry, "SELECT last_number FROM incident_counters") == [(60,)]
 
 

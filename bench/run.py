@@ -1,0 +1,744 @@
+"""The benchmark: `python -m bench` (see bench/README.md).
+
+For each size it creates a fresh PostgreSQL database, migrates it with
+`ehs migrate`, seeds it with `ehs seed`, serves the service under gunicorn
+(production.ini, settings from EHS_* variables) and a bare Pyramid app under
+the same gunicorn settings, drives both with wrk from its own process over
+loopback (bounded in time and request count), measures the CSV export's time
+and the serving worker's peak memory growth through /proc, and writes the
+figures of every size side by side to bench/results.md (and results.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import http.client
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BIN = Path(sys.executable).parent
+INI = ROOT / "production.ini"
+LUA = HERE / "scenario.lua"
+PASSWORD = "bench password 2026"  # noqa: S105 (throwaway users in a throwaway local database)
+ADMIN = "admin1@seed.example"
+SUPERVISOR = "supervisor1@seed.example"
+SEARCHES = ("forklift", "hydraulic")  # a common and a rare word of the seeded texts
+HUEY_KEYS = ("huey.redis.ehs", "huey.schedule.ehs", "huey.results.ehs")
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# --- processes -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(cmd: list[str], env: dict[str, str], logfile: Path, timeout: float) -> float:
+    """Run a command to completion (output to `logfile`); returns seconds taken."""
+    started = time.monotonic()
+    with logfile.open("a") as out:
+        out.write(f"$ {' '.join(cmd)}\n")
+        out.flush()
+        done = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,  # noqa: S603
+                              timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd[:2])} failed (exit {done.returncode}); see {logfile}")
+    return time.monotonic() - started
+
+
+@dataclass
+class Server:
+    """A gunicorn arbiter and its workers."""
+
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    logfile: Path
+    port: int
+    health: str
+    workers: int
+    process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        out = self.logfile.open("a")
+        self.process = subprocess.Popen(self.cmd, env=self.env, stdout=out,  # noqa: S603
+                                        stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+
+    def worker_pids(self) -> list[int]:
+        assert self.process is not None
+        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        with suppress(OSError):
+            return [int(pid) for pid in path.read_text().split()]
+        return []
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise SystemExit(f"bench: {self.name} exited; see {self.logfile}")
+            with suppress(OSError, http.client.HTTPException):
+                status, _, _ = request(self.port, "GET", self.health)
+                if status == 200 and len(self.worker_pids()) == self.workers:
+                    return
+            time.sleep(0.3)
+        raise SystemExit(f"bench: {self.name} did not become ready; see {self.logfile}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+def request(port: int, method: str, path: str, body: Any = None, cookie: str | None = None,
+            origin: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {"Accept": "application/json"}
+    payload = None
+    if body is not None:
+        payload = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    if cookie:
+        headers["Cookie"] = f"service_session={cookie}"
+    if origin:
+        headers["Origin"] = origin
+    try:
+        conn.request(method, path, body=payload, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+    finally:
+        conn.close()
+
+
+def login(port: int, origin: str, email: str) -> str:
+    status, headers, body = request(port, "POST", "/api/auth/login", {"email": email, "password": PASSWORD},
+                                    origin=origin)
+    match = re.search(r"service_session=([^;]+)", headers.get("set-cookie", ""))
+    if status != 200 or not match:
+        raise SystemExit(f"bench: sign-in as {email} failed ({status}): {body[:200]!r}")
+    return match.group(1)
+
+
+# --- /proc ------------------------------------------------------------------------------
+
+
+def proc_status(pid: int, key: str) -> int:
+    """A /proc/PID/status field (VmRSS, VmHWM) in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def reset_peak(pid: int) -> None:
+    """Reset VmHWM to the current RSS (Linux: write 5 to clear_refs)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+# --- wrk ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Scenario:
+    key: str
+    label: str
+    mode: str
+    params: list[str]
+    target: str = "service"  # or "bare"
+    user: str = "admin"
+    heavy: bool = False  # slow endpoint: longer latency runs
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+RUNS = iter(range(1, 2**20))
+
+
+def wrk(port: int, scenario: Scenario, connections: int, cookie: str, origin: str,
+        duration: float) -> dict[str, Any]:
+    """One wrk run (bounded by `duration`); its figures."""
+    threads = min(2, connections)
+    params = list(scenario.params)
+    if scenario.mode == "create":
+        params.append(str(next(RUNS) + int(time.time()) % 100_000 * 1000))  # fresh clientIds
+    elif scenario.mode == "transition":
+        write_closed(scenario.extra["url"], Path(params[0]))  # still closed: not reopened by a run before
+    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration:g}s", "--timeout", "30s",
+           "-s", str(LUA), f"http://127.0.0.1:{port}", "--", scenario.mode, cookie or "-", origin,
+           str(threads), *params]
+    load = float(Path("/proc/loadavg").read_text().split()[0])
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 90, check=False)  # noqa: S603
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("BENCH_JSON ")), None)
+    if done.returncode != 0 or line is None:
+        raise SystemExit(f"bench: wrk failed for {scenario.key}: {done.stdout}\n{done.stderr}")
+    raw = json.loads(line.removeprefix("BENCH_JSON "))
+    # Requests still in flight when wrk stopped (up to one per connection, queued
+    # on the workers) must finish before the next run.
+    time.sleep(min(30.0, max(1.0, 2.5 * raw["max_us"] / 1e6)) if raw["requests"] else 30.0)
+    seconds = raw["duration_us"] / 1e6
+    ok = sum(count for status, count in raw["statuses"].items() if status.startswith("2"))
+    return {"connections": connections, "requests": raw["requests"], "ok": ok, "seconds": round(seconds, 2),
+            "rps": round(raw["requests"] / seconds, 1) if seconds else 0.0,
+            "p50_ms": raw["p50_us"] / 1000, "p95_ms": raw["p95_us"] / 1000, "p99_ms": raw["p99_us"] / 1000,
+            "max_ms": raw["max_us"] / 1000, "statuses": raw["statuses"], "errors": raw["errors"],
+            "loadavg_before": load}
+
+
+def summarize(scenario: Scenario, loaded: list[dict[str, Any]],
+              single: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over the rounds: throughput from the loaded runs, latency from
+    the 1-connection runs (and under load, for reference)."""
+    def median(runs: list[dict[str, Any]], key: str) -> float | None:
+        values = [run[key] for run in runs if run["requests"]]  # a run that completed nothing has no figures
+        return round(statistics.median(values), 3) if values else None
+
+    failed = sum(run["requests"] - run["ok"] + sum(v for k, v in run["errors"].items() if k != "status")
+                 for run in loaded + single)
+    statuses: dict[str, int] = {}
+    for run in loaded + single:
+        for status, count in run["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + count
+    return {"label": scenario.label, "rps": median(loaded, "rps"), "p50_ms": median(single, "p50_ms"),
+            "p95_ms": median(single, "p95_ms"), "rps_1": median(single, "rps"),
+            "loaded_p50_ms": median(loaded, "p50_ms"), "loaded_p95_ms": median(loaded, "p95_ms"),
+            "requests": sum(run["requests"] for run in loaded + single), "failed": failed,
+            "statuses": statuses, "rounds": {"loaded": loaded, "single": single}}
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    sizes: list[int]
+    years: float
+    sites: int
+    workers: int
+    connections: int
+    rounds: int
+    duration: float
+    latency_duration: float
+    heavy_duration: float
+    warmup: float
+    export_runs: int
+    postgres_url: str
+    redis_url: str
+    output: Path
+    baseline: Path | None
+    keep: bool
+    seed: int
+    label: str
+
+
+def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
+    server = make_url(options.postgres_url).set(drivername="postgresql+psycopg")
+    return server, server.set(database=name)
+
+
+@contextmanager
+def fresh_database(options: Options, name: str) -> Iterator[str]:
+    server, url = database_urls(options, name)
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        if not options.keep:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def clear_queue(redis_url: str) -> None:
+    """Drop the mail jobs the service queued (nothing consumes them here)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.delete(*HUEY_KEYS)
+    finally:
+        client.close()
+
+
+def three_years_before(day: dt.date) -> dt.date:
+    """The first day of the longest period ending `day` the analytics accept (under 3 years)."""
+    try:
+        start = day.replace(year=day.year - 3)
+    except ValueError:
+        start = dt.date(day.year - 3, 3, 1)
+    return start + dt.timedelta(days=1)
+
+
+def write_closed(url: str, path: Path) -> int:
+    """The numbers of closed incidents, in a fixed shuffled order, one a line."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            closed = conn.execute(sa.text("SELECT number FROM incidents WHERE status = 'closed' "
+                                          "ORDER BY md5(number::text)")).scalars().all()
+    finally:
+        engine.dispose()
+    path.write_text("\n".join(map(str, closed)) + "\n")
+    return len(closed)
+
+
+def facts(url: str, workdir: Path) -> dict[str, Any]:
+    """What the scenarios need from the seeded data."""
+    engine = sa.create_engine(url)
+    today = dt.date.today()
+    year = today.year - 1
+    bounds = {"a": dt.datetime(year, 1, 1, tzinfo=dt.UTC), "b": dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC)}
+    try:
+        with engine.connect() as conn:
+            site_id = conn.execute(sa.text(
+                "SELECT site_id FROM incidents WHERE occurred_at >= :a AND occurred_at < :b "
+                "GROUP BY site_id ORDER BY count(*) DESC, site_id LIMIT 1"), bounds).scalar()
+            total = conn.execute(sa.text("SELECT count(*) FROM incidents")).scalar()
+            cases = conn.execute(sa.text(
+                "SELECT count(*) FROM osha_cases c JOIN incidents i ON i.id = c.incident_id "
+                "WHERE c.recordable AND i.site_id = :s AND i.occurred_at >= :a AND i.occurred_at < :b"),
+                {"s": site_id, **bounds}).scalar()
+            matches = {term: conn.execute(sa.text(
+                "SELECT count(*) FROM incidents WHERE lower(title) LIKE :p OR lower(description) LIKE :p "
+                "OR lower(location_detail) LIKE :p"), {"p": f"%{term}%"}).scalar() for term in SEARCHES}
+    finally:
+        engine.dispose()
+    closed_file = workdir / "closed.txt"
+    closed = write_closed(url, closed_file)
+    occurred = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).replace(microsecond=0)
+    return {"site_id": site_id, "year": year, "closed_file": str(closed_file), "closed": closed,
+            "total": total, "today": today, "occurred_at": occurred.isoformat(), "log_cases": cases,
+            "search_matches": matches, "url": url}
+
+
+def scenarios(f: dict[str, Any]) -> list[Scenario]:
+    today = f["today"]
+    analytics = f"/api/stats/analytics?from={three_years_before(today).isoformat()}&to={today.isoformat()}"
+    common, rare = SEARCHES
+    return [
+        Scenario("bare", "bare Pyramid view (the ceiling)", "get", ["/"], target="bare"),
+        Scenario("me", "signed-in floor: GET /api/auth/me", "get", ["/api/auth/me"]),
+        Scenario("list", "list, default page", "get", ["/api/incidents"]),
+        Scenario("list_filtered", "list filtered by type and site", "get",
+                 [f"/api/incidents?type=injury&siteId={f['site_id']}"]),
+        Scenario("list_q", f"list q={common} (a common word)", "get", [f"/api/incidents?q={common}"]),
+        Scenario("list_q_rare", f"list q={rare} (a rarer word)", "get", [f"/api/incidents?q={rare}"]),
+        Scenario("detail", "detail of a random incident", "detail", [str(f["total"])]),
+        Scenario("create", "create", "create", [str(f["site_id"]), f["occurred_at"]]),
+        Scenario("update", "update (PATCH title)", "update", [str(f["total"])]),
+        Scenario("transition", "transition (reopen a closed incident)", "transition", [f["closed_file"]],
+                 extra={"url": f["url"]}),
+        Scenario("actions", "actions list: mine, open (a supervisor)", "get",
+                 ["/api/actions?scope=mine&filter=open"], user="supervisor"),
+        Scenario("overview", "stats overview", "get", ["/api/stats/overview"], heavy=True),
+        Scenario("analytics", "stats analytics over 3 years", "get", [analytics], heavy=True),
+        Scenario("osha_log", "OSHA log of a site-year", "get",
+                 [f"/api/osha/log?siteId={f['site_id']}&year={f['year']}"], heavy=True),
+    ]
+
+
+def measure_export(server: Server, cookie: str, runs: int) -> dict[str, Any]:
+    """Sequential exports of 10,000 rows: time, and the serving worker's peak
+    RSS growth (VmHWM after, minus VmRSS before, with the peak reset first)."""
+    times, peaks, retained, rows, sizes = [], [], [], [], []
+    for _ in range(runs):
+        pids = server.worker_pids()
+        before = {pid: proc_status(pid, "VmRSS") for pid in pids}
+        for pid in pids:
+            reset_peak(pid)
+        started = time.perf_counter()
+        status, _, body = request(server.port, "GET", "/api/incidents/export", cookie=cookie)
+        times.append(time.perf_counter() - started)
+        if status != 200:
+            raise SystemExit(f"bench: export answered {status}")
+        growth = {pid: proc_status(pid, "VmHWM") - before[pid] for pid in pids}
+        served = max(growth, key=growth.__getitem__)
+        peaks.append(growth[served])
+        retained.append(proc_status(served, "VmRSS") - before[served])
+        rows.append(body.count(b"\r\n") - 1)
+        sizes.append(len(body))
+    times.sort()
+    return {"runs": runs, "rows": max(rows), "bytes": max(sizes), "p50_s": statistics.median(times),
+            "max_s": times[-1], "min_s": times[0], "peak_growth_mb": max(peaks) / 2**20,
+            "peak_growth_median_mb": statistics.median(peaks) / 2**20,
+            "retained_mb": statistics.median(retained) / 2**20}
+
+
+def measure(options: Options, size: int, service: Server, bare: Server, cookies: dict[str, str],
+            f: dict[str, Any]) -> dict[str, Any]:
+    """Every scenario in interleaved rounds (so that a burst of load from
+    elsewhere on the machine spoils one round, not one scenario)."""
+    origin = f"http://127.0.0.1:{service.port}"
+    plan = scenarios(f)
+    loaded: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
+    single: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
+    for number in range(options.rounds):
+        for scenario in plan:
+            port = bare.port if scenario.target == "bare" else service.port
+            cookie = cookies[scenario.user]
+            if number == 0 and options.warmup:  # every worker warm (connections >= workers)
+                wrk(port, scenario, max(options.connections, options.workers), cookie, origin, options.warmup)
+            single_duration = options.heavy_duration if scenario.heavy else options.latency_duration
+            loaded[scenario.key].append(wrk(port, scenario, options.connections, cookie, origin,
+                                            options.duration))
+            single[scenario.key].append(wrk(port, scenario, 1, cookie, origin, single_duration))
+            a, b = loaded[scenario.key][-1], single[scenario.key][-1]
+            log(f"size {size} round {number + 1}: {scenario.key:13} {a['rps']:8.1f} req/s "
+                f"(p50 {a['p50_ms']:7.2f} ms at {options.connections})  1 conn: p50 {b['p50_ms']:8.2f} ms "
+                f"p95 {b['p95_ms']:8.2f} ms  {dict(a['statuses'], **b['statuses'])}")
+    return {s.key: summarize(s, loaded[s.key], single[s.key]) for s in plan}
+
+
+def run_size(options: Options, size: int) -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix=f"ehs-bench-{size}-"))
+    logfile = workdir / "bench.log"
+    log(f"size {size}: work directory {workdir}")
+    clear_queue(options.redis_url)
+    result: dict[str, Any] = {"size": size}
+    with fresh_database(options, f"ehs_bench_{size}") as url:
+        port, bare_port = free_port(), free_port()
+        origin = f"http://127.0.0.1:{port}"
+        env = {name: value for name, value in os.environ.items()
+               if not name.startswith("EHS_") and name != "MAX_UPLOAD_MB"}
+        env.update({"EHS_DATABASE_URL": url, "EHS_PUBLIC_URL": origin, "EHS_HUEY_URL": options.redis_url,
+                    "EHS_UPLOAD_DIR": str(workdir / "uploads"), "EHS_SESSION_SECURE": "false",
+                    "EHS_SMTP_PORT": "1025", "EHS_AUTO_MIGRATE": "false"})
+        (workdir / "uploads").mkdir()
+        ehs = str(BIN / "ehs")
+        result["migrate_s"] = run([ehs, "migrate", str(INI)], env, logfile, 300)
+        log(f"size {size}: migrated in {result['migrate_s']:.1f}s; seeding")
+        result["seed_s"] = run([ehs, "seed", str(INI), "--incidents", str(size),
+                                "--years", f"{options.years:g}", "--sites", str(options.sites),
+                                "--seed", str(options.seed), "--password", PASSWORD], env, logfile, 1800)
+        result["seed_rows"] = seed_counts(logfile)
+        log(f"size {size}: seeded in {result['seed_s']:.1f}s")
+        f = facts(url, workdir)
+        result["facts"] = {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in f.items()
+                           if k not in ("closed_file", "url")}
+        flags = ["--workers", str(options.workers), "--threads", "1", "--worker-class", "sync",
+                 "--timeout", "60", "--access-logfile", "/dev/null"]
+        gunicorn = str(BIN / "gunicorn")
+        service = Server("service", [gunicorn, "--paste", str(INI), "--bind", f"127.0.0.1:{port}", *flags],
+                         env, workdir / "service.log", port, "/api/health", options.workers)
+        bare = Server("bare", [gunicorn, "--bind", f"127.0.0.1:{bare_port}", *flags, "bench.bare:app"],
+                      env, workdir / "bare.log", bare_port, "/", options.workers)
+        try:
+            service.start()
+            bare.start()
+            service.wait_ready()
+            bare.wait_ready()
+            cookies = {"admin": login(port, origin, ADMIN), "supervisor": login(port, origin, SUPERVISOR)}
+            figures = measure(options, size, service, bare, cookies, f)
+            figures["export"] = measure_export(service, cookies["admin"], options.export_runs)
+            e = figures["export"]
+            log(f"size {size}: export {e['rows']} rows p50 {e['p50_s']:.2f}s, "
+                f"peak growth {e['peak_growth_mb']:.1f} MB")
+            result["figures"] = figures
+        finally:
+            service.stop()
+            bare.stop()
+            clear_queue(options.redis_url)
+    if not options.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def seed_counts(logfile: Path) -> dict[str, int]:
+    counts = {}
+    for line in logfile.read_text().splitlines():
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+# --- report --------------------------------------------------------------------------------
+
+THROUGHPUT_SHARE = 0.35
+TARGETS = [
+    ("list", f"list: p50 < 15 ms, req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's"),
+    ("list_filtered", f"list filtered: p50 < 15 ms, req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's"),
+    ("list_q", f"list q (common word): p50 < 15 ms, req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's"),
+    ("list_q_rare", f"list q (rare word): p50 < 15 ms, req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's"),
+    ("detail", f"detail: p50 < 15 ms, req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's"),
+    ("create", "create: >= 150 req/s"),
+    ("export", "export of 10,000 rows: < 1.5 s, peak memory growth < 50 MB"),
+    ("overview", "overview: p50 < 150 ms"),
+    ("analytics", "3-year analytics: p50 < 500 ms"),
+    ("osha_log", "OSHA log of a site-year: p50 < 200 ms"),
+]
+
+
+def share(figures: dict[str, Any], key: str) -> float | None:
+    item, bare = figures.get(key), figures.get("bare")
+    if not item or not item.get("rps") or not bare or not bare.get("rps"):
+        return None
+    return item["rps"] / bare["rps"]
+
+
+def check(figures: dict[str, Any], key: str) -> tuple[str, bool]:
+    item = figures[key]
+    if key != "export" and (item["p50_ms"] is None or item["rps"] is None):
+        return "no figures (no request completed)", False
+    if key.startswith(("list", "detail")):
+        part = share(figures, key) or 0
+        return (f"p50 {item['p50_ms']:.1f} ms; {item['rps']:.0f} req/s = {part:.0%} of bare",
+                item["p50_ms"] < 15 and part >= THROUGHPUT_SHARE)
+    if key == "create":
+        return f"{item['rps']:.0f} req/s", item["rps"] >= 150
+    if key == "export":
+        return (f"p50 {item['p50_s']:.2f} s (max {item['max_s']:.2f} s); +{item['peak_growth_mb']:.1f} MB",
+                item["max_s"] < 1.5 and item["peak_growth_mb"] < 50)
+    limit = {"overview": 150, "analytics": 500, "osha_log": 200}[key]
+    return f"p50 {item['p50_ms']:.0f} ms", item["p50_ms"] < limit
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    meta, sizes = report["meta"], report["sizes"]
+    keys = sorted(sizes, key=int)
+    loadavg = ", ".join(f"{int(k):,}: {sizes[k]['loadavg']}" for k in keys)
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `python -m bench` (see bench/README.md); not edited by hand.",
+        "",
+        f"- when: {meta['when']}; commit {meta['commit']}"
+        + (f" ({meta['label']})" if meta.get("label") else ""),
+        f"- machine: {meta['cpus']} CPUs ({meta['cpu']}), {meta['memory_gb']} GB; PostgreSQL "
+        f"{meta['postgres']} on loopback; Python {meta['python']}; load average before each size: {loadavg}",
+        f"- service: production.ini under gunicorn, {meta['workers']} sync workers with 1 thread each, "
+        "Redis job queue; the bare view under the same gunicorn settings",
+        f"- load: {meta['wrk']} from its own process; per row and round a {meta['duration']:g} s run at "
+        f"{meta['connections']} connections (req/s) and a {meta['latency_duration']:g} s run at 1 connection "
+        f"(p50, p95; {meta['heavy_duration']:g} s for the stats and OSHA rows); {meta['rounds']} interleaved "
+        f"rounds, medians shown; {meta['warmup']:g} s warm-up first",
+        f"- data: `ehs seed` over {meta['years']:g} years, {meta['sites']} sites; writes during the run add "
+        "to it",
+        "",
+        "## Latency and throughput",
+        "",
+        f"p50 and p95 in ms at 1 connection; req/s at {meta['connections']} connections, and as a share "
+        "of the bare view's req/s.",
+        "",
+    ]
+    head = "| endpoint |" + "".join(f" {int(k):,}: p50 | p95 | req/s | share of bare |" for k in keys)
+    lines += [head, "|---|" + "---:|---:|---:|---:|" * len(keys)]
+    order = [key for key in sizes[keys[-1]]["figures"] if key != "export"]
+    for key in order:
+        row = f"| {sizes[keys[-1]]['figures'][key]['label']} |"
+        for size in keys:
+            item = sizes[size]["figures"].get(key)
+            if item is None:
+                row += " | | | |"
+                continue
+            note = f" ({item['failed']} failed)" if item["failed"] else ""
+            part = share(sizes[size]["figures"], key)
+            row += (f" {fmt(item['p50_ms'], 2)} | {fmt(item['p95_ms'], 2)} | {fmt(item['rps'])}{note} |"
+                    f" {fmt(part * 100 if part is not None else None, 0)}% |")
+        lines.append(row)
+    lines += ["", "## Export of 10,000 rows", "",
+              "Sequential requests, time to the last byte. Memory: the serving worker's peak RSS during the "
+              "request (VmHWM, reset before it) minus its RSS before, and what it still held afterwards.", "",
+              "| incidents | rows | bytes | p50 s | max s | peak growth MB (max / median) | retained MB |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
+    for size in keys:
+        e = sizes[size]["figures"]["export"]
+        lines.append(f"| {int(size):,} | {e['rows']:,} | {e['bytes']:,} | {e['p50_s']:.3f} | "
+                     f"{e['max_s']:.3f} | {e['peak_growth_mb']:.1f} / {e['peak_growth_median_mb']:.1f} | "
+                     f"{e['retained_mb']:.1f} |")
+    lines += ["", "## Seeding", "", "| incidents | migrate s | seed s | rows written |",
+              "|---:|---:|---:|---|"]
+    for size in keys:
+        s = sizes[size]
+        rows = ", ".join(f"{table} {count:,}" for table, count in s["seed_rows"].items())
+        lines.append(f"| {int(size):,} | {s['migrate_s']:.1f} | {s['seed_s']:.1f} | {rows} |")
+    lines += ["", "## The data the rows read", "",
+              f"| incidents | closed | `q={SEARCHES[0]}` matches | `q={SEARCHES[1]}` matches | "
+              "recordable cases in the OSHA log's site-year |", "|---:|---:|---:|---:|---:|"]
+    for size in keys:
+        f = sizes[size]["facts"]
+        lines.append(f"| {int(size):,} | {f['closed']:,} | {f['search_matches'][SEARCHES[0]]:,} | "
+                     f"{f['search_matches'][SEARCHES[1]]:,} | {f['log_cases']:,} |")
+    largest = keys[-1]
+    lines += ["", f"## Targets at {int(largest):,} incidents", "", "| target | measured | met |",
+              "|---|---|---|"]
+    for key, text in TARGETS:
+        if key in sizes[largest]["figures"]:
+            value, met = check(sizes[largest]["figures"], key)
+            lines.append(f"| {text} | {value} | {'yes' if met else '**no**'} |")
+    if baseline:
+        lines += comparison(baseline, report)
+    return "\n".join(lines) + "\n"
+
+
+def comparison(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    lines = ["", "## Before and after the fixes", "",
+             f"Before: the same command on commit {before['meta']['commit']} ({before['meta']['when']}; "
+             f"{before['meta'].get('label') or 'no label'}); after: this run. p50 at 1 connection, req/s "
+             "at the loaded connection count.", "",
+             "| endpoint | incidents | p50 ms before → after | req/s before → after |", "|---|---:|---|---|"]
+    for size in sorted(after["sizes"], key=int):
+        if size not in before["sizes"]:
+            continue
+        old, new = before["sizes"][size]["figures"], after["sizes"][size]["figures"]
+        for key, item in new.items():
+            if key == "export" or key not in old:
+                continue
+            lines.append(f"| {item['label']} | {int(size):,} | {fmt(old[key]['p50_ms'], 2)} → "
+                         f"{fmt(item['p50_ms'], 2)} | {fmt(old[key]['rps'])} → {fmt(item['rps'])} |")
+        if "export" in old and "export" in new:
+            o, n = old["export"], new["export"]
+            lines.append(f"| export of 10,000 rows (s; peak growth) | {int(size):,} | "
+                         f"{o['p50_s'] * 1000:.0f} → {n['p50_s'] * 1000:.0f} ms | "
+                         f"+{o['peak_growth_mb']:.1f} → +{n['peak_growth_mb']:.1f} MB |")
+    return lines
+
+
+README_BLOCK = re.compile(r"(<!-- results:begin -->\n).*?(<!-- results:end -->)", re.S)
+
+
+def update_readme(text: str) -> None:
+    """Put the report (headings one level down) between the README's markers."""
+    readme = HERE / "README.md"
+    body = text.split("\n", 2)[2].replace("\n## ", "\n### ")
+    block = "From `bench/results.md`, written by `python -m bench`:\n" + body
+    readme.write_text(README_BLOCK.sub(lambda m: m.group(1) + block + m.group(2), readme.read_text()))
+
+
+def meta(options: Options) -> dict[str, Any]:
+    def out(cmd: list[str]) -> str:
+        with suppress(Exception):
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,  # noqa: S603
+                                  timeout=30, check=False).stdout.strip()
+        return "?"
+
+    commit = out(["git", "rev-parse", "--short", "HEAD"])
+    if out(["git", "status", "--porcelain", "--untracked-files=no"]):
+        commit += " plus uncommitted changes"
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
+    server, _ = database_urls(options, "postgres")
+    engine = sa.create_engine(server)
+    try:
+        with engine.connect() as conn:
+            postgres = conn.execute(sa.text("SHOW server_version")).scalar()
+    finally:
+        engine.dispose()
+    wrk_version = out(["wrk", "--version"]).split(" Copyright")[0] or "wrk"
+    return {"when": dt.datetime.now().astimezone().isoformat(timespec="seconds"), "commit": commit,
+            "cpus": os.cpu_count(), "cpu": cpu, "memory_gb": round(memory), "postgres": postgres,
+            "python": platform.python_version(), "workers": options.workers,
+            "connections": options.connections, "rounds": options.rounds, "duration": options.duration,
+            "latency_duration": options.latency_duration, "heavy_duration": options.heavy_duration,
+            "warmup": options.warmup, "years": options.years, "sites": options.sites, "wrk": wrk_version,
+            "label": options.label}
+
+
+def ensure_wrk() -> None:
+    if shutil.which("wrk"):
+        return
+    if shutil.which("apt-get"):
+        log("installing wrk (Debian package)")
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True)  # noqa: S603
+        subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "wrk"], check=True)  # noqa: S603
+    if not shutil.which("wrk"):
+        raise SystemExit("bench: wrk is missing; install the wrk package (Debian/Ubuntu) or wrk (Homebrew)")
+
+
+def parse(argv: list[str] | None) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="incident counts, comma separated")
+    parser.add_argument("--years", type=float, default=3)
+    parser.add_argument("--sites", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (both apps)")
+    parser.add_argument("--connections", type=int, default=8, help="wrk connections of the req/s runs")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser.add_argument("--duration", type=float, default=4, help="seconds of each req/s run")
+    parser.add_argument("--latency-duration", type=float, default=3, help="seconds of each 1-connection run")
+    parser.add_argument("--heavy-duration", type=float, default=6,
+                        help="seconds of each 1-connection run of the stats and OSHA rows")
+    parser.add_argument("--warmup", type=float, default=3,
+                        help="seconds of warm-up before a row's first round")
+    parser.add_argument("--export-runs", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--postgres-url", default=os.environ.get(
+        "EHS_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
+        help="server to create the benchmark databases on (env EHS_BENCH_POSTGRES_URL)")
+    parser.add_argument("--redis-url", default=os.environ.get("EHS_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"),
+                        help="Redis database for the service's job queue (env EHS_BENCH_REDIS_URL)")
+    parser.add_argument("--output", type=Path, default=HERE / "results.md",
+                        help="markdown report; the figures also go to the same name with .json")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="an earlier results .json to compare with (before/after table)")
+    parser.add_argument("--keep", action="store_true", help="keep databases and work directories")
+    parser.add_argument("--label", default="", help="a note on what was measured, kept in the report")
+    args = parser.parse_args(argv)
+    return Options(sizes=[int(s) for s in args.sizes.split(",") if s.strip()], years=args.years,
+                   sites=args.sites, workers=args.workers, connections=args.connections, rounds=args.rounds,
+                   duration=args.duration, latency_duration=args.latency_duration,
+                   heavy_duration=args.heavy_duration, warmup=args.warmup, export_runs=args.export_runs,
+                   postgres_url=args.postgres_url, redis_url=args.redis_url, output=args.output,
+                   baseline=args.baseline, keep=args.keep, seed=args.seed, label=args.label)
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+    ensure_wrk()
+    report: dict[str, Any] = {"meta": meta(options), "sizes": {}}
+    started = time.monotonic()
+    for size in options.sizes:
+        size_started = time.monotonic()
+        load = Path("/proc/loadavg").read_text().split()[0]
+        report["sizes"][str(size)] = run_size(options, size)
+        report["sizes"][str(size)]["loadavg"] = load
+        report["sizes"][str(size)]["seconds"] = round(time.monotonic() - size_started)
+        log(f"size {size} done in {time.monotonic() - size_started:.0f}s")
+    baseline = json.loads(options.baseline.read_text()) if options.baseline else None
+    text = markdown(report, baseline)
+    options.output.write_text(text)
+    options.output.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    if options.output.resolve() == (HERE / "results.md").resolve():
+        update_readme(text)
+    print(text)
+    log(f"done in {time.monotonic() - started:.0f}s; wrote {options.output}")
+    return 0
