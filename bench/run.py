@@ -260,6 +260,7 @@ class Options:
     keep: bool
     seed: int
     label: str
+    only: set[str]
 
 
 def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
@@ -403,7 +404,7 @@ def measure(options: Options, size: int, service: Server, bare: Server, cookies:
     """Every scenario in interleaved rounds (so that a burst of load from
     elsewhere on the machine spoils one round, not one scenario)."""
     origin = f"http://127.0.0.1:{service.port}"
-    plan = scenarios(f)
+    plan = [s for s in scenarios(f) if not options.only or s.key in options.only or s.key == "bare"]
     loaded: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
     single: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
     for number in range(options.rounds):
@@ -463,10 +464,11 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
             bare.wait_ready()
             cookies = {"admin": login(port, origin, ADMIN), "supervisor": login(port, origin, SUPERVISOR)}
             figures = measure(options, size, service, bare, cookies, f)
-            figures["export"] = measure_export(service, cookies["admin"], options.export_runs)
-            e = figures["export"]
-            log(f"size {size}: export {e['rows']} rows p50 {e['p50_s']:.2f}s, "
-                f"peak growth {e['peak_growth_mb']:.1f} MB")
+            if not options.only or "export" in options.only:
+                figures["export"] = measure_export(service, cookies["admin"], options.export_runs)
+                e = figures["export"]
+                log(f"size {size}: export {e['rows']} rows p50 {e['p50_s']:.2f}s, "
+                    f"peak growth {e['peak_growth_mb']:.1f} MB")
             result["figures"] = figures
         finally:
             service.stop()
@@ -580,6 +582,8 @@ def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
               "| incidents | rows | bytes | p50 s | max s | peak growth MB (max / median) | retained MB |",
               "|---:|---:|---:|---:|---:|---:|---:|"]
     for size in keys:
+        if "export" not in sizes[size]["figures"]:
+            continue
         e = sizes[size]["figures"]["export"]
         lines.append(f"| {int(size):,} | {e['rows']:,} | {e['bytes']:,} | {e['p50_s']:.3f} | "
                      f"{e['max_s']:.3f} | {e['peak_growth_mb']:.1f} / {e['peak_growth_median_mb']:.1f} | "
@@ -712,13 +716,16 @@ def parse(argv: list[str] | None) -> Options:
                         help="an earlier results .json to compare with (before/after table)")
     parser.add_argument("--keep", action="store_true", help="keep databases and work directories")
     parser.add_argument("--label", default="", help="a note on what was measured, kept in the report")
+    parser.add_argument("--only", default="",
+                        help="measure only these rows (keys, comma separated; for a look)")
     args = parser.parse_args(argv)
     return Options(sizes=[int(s) for s in args.sizes.split(",") if s.strip()], years=args.years,
                    sites=args.sites, workers=args.workers, connections=args.connections, rounds=args.rounds,
                    duration=args.duration, latency_duration=args.latency_duration,
                    heavy_duration=args.heavy_duration, warmup=args.warmup, export_runs=args.export_runs,
                    postgres_url=args.postgres_url, redis_url=args.redis_url, output=args.output,
-                   baseline=args.baseline, keep=args.keep, seed=args.seed, label=args.label)
+                   baseline=args.baseline, keep=args.keep, seed=args.seed, label=args.label,
+                   only={key for key in args.only.split(",") if key})
 
 
 def main(argv: list[str] | None = None) -> int:

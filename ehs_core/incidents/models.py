@@ -66,9 +66,11 @@ class Incident(Base):
         # Statistics, the OSHA log and rates select by when incidents occurred.
         Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
         # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
-        # there (pg_trgm); plain ones on SQLite, which has no such index type.
+        # there (pg_trgm; updated at each write rather than through GIN's
+        # pending list, which queries would have to scan); plain ones on
+        # SQLite, which has no such index type.
         *(Index(f"ix_incidents_{column}_trgm", column, postgresql_using="gin",
-                postgresql_ops={column: "gin_trgm_ops"})
+                postgresql_ops={column: "gin_trgm_ops"}, postgresql_with={"fastupdate": "off"})
           for column in ("title", "description", "location_detail")),
     )
 

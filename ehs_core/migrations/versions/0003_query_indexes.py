@@ -9,7 +9,10 @@ Found by the benchmark (bench/README.md) at 100,000 incidents:
   the overview, actions due in an analytics period.
 - title, description, location_detail: the list's `q` filter matches them
   with ILIKE '%…%' on PostgreSQL, which trigram indexes (pg_trgm, GIN) serve;
-  SQLite has no such index type and gets plain ones of the same names.
+  fastupdate is off, so that writes go straight into the index instead of a
+  pending list that every search would scan (and that made the planner fall
+  back to a sequential scan after a few hundred writes); SQLite has no such
+  index type and gets plain ones of the same names.
 
 Revision ID: 0003_query_indexes
 Revises: 0002_incidents
@@ -37,7 +40,8 @@ def upgrade() -> None:
     with op.batch_alter_table('incidents', schema=None) as batch_op:
         for column in TRIGRAM:
             batch_op.create_index(f'ix_incidents_{column}_trgm', [column], unique=False,
-                                  postgresql_using='gin', postgresql_ops={column: 'gin_trgm_ops'})
+                                  postgresql_using='gin', postgresql_ops={column: 'gin_trgm_ops'},
+                                  postgresql_with={'fastupdate': 'off'})
 
 
 def downgrade() -> None:
