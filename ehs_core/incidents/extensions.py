@@ -29,6 +29,7 @@ class IncidentSection:
     provider: SectionProvider
     permission: str | None = None
     detail_only: bool = False
+    fresh: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,16 @@ class IncidentFilter:
 
 
 def add_incident_section(config: Configurator, name: str, provider: SectionProvider, *,
-                         permission: str | None = None, detail_only: bool = False) -> None:
+                         permission: str | None = None, detail_only: bool = False,
+                         fresh: Callable[[], Any] | None = None) -> None:
     """Directive: add `name` to incident JSON (list and detail, or detail only),
-    shown to callers who have `permission` (on the root) when one is given."""
-    section = IncidentSection(name, config.maybe_dotted(provider), permission, detail_only)
+    shown to callers who have `permission` (on the root) when one is given.
+
+    `fresh()` gives the section's value for a report the API has just filed
+    in this request, which nothing can have been attached to yet; the answer
+    to a new report then spares the provider's query (creating is the
+    busiest write)."""
+    section = IncidentSection(name, config.maybe_dotted(provider), permission, detail_only, fresh)
 
     def register() -> None:
         config.registry.setdefault("incident_sections", []).append(section)
@@ -64,7 +71,9 @@ def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNo
     register_once(config, "ehs.incident_filter", name, register)
 
 
-def sections_for(request: Request, incidents: list[Incident], detail: bool) -> dict[int, dict[str, Any]]:
+def sections_for(request: Request, incidents: list[Incident], detail: bool,
+                 fresh: bool = False) -> dict[int, dict[str, Any]]:
+    """Every section's values; `fresh`: the incidents were filed in this request."""
     extra: dict[int, dict[str, Any]] = {incident.id: {} for incident in incidents}
     if not incidents:
         return extra
@@ -72,6 +81,10 @@ def sections_for(request: Request, incidents: list[Incident], detail: bool) -> d
         if section.detail_only and not detail:
             continue
         if section.permission and not request.has_permission(section.permission):
+            continue
+        if fresh and section.fresh is not None:
+            for incident in incidents:
+                extra[incident.id][section.name] = section.fresh()
             continue
         values = section.provider(request, incidents)
         for incident in incidents:

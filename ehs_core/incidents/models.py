@@ -60,9 +60,13 @@ class Incident(Base):
     __table_args__ = (
         UniqueConstraint("organization_id", "number", name="uq_incidents_org_number"),
         UniqueConstraint("organization_id", "client_id", name="uq_incidents_org_client_id"),
-        Index("ix_incidents_created", "organization_id", "number"),
         Index("ix_incidents_reporter_id", "reporter_id"),
         Index("ix_incidents_site_status", "site_id", "status"),
+        # The list's filters, newest first: each serves both the page (read
+        # backwards on number) and its total (an index-only count).
+        Index("ix_incidents_org_site_type_number", "organization_id", "site_id", "type", "number"),
+        Index("ix_incidents_org_type_number", "organization_id", "type", "number"),
+        Index("ix_incidents_org_status_number", "organization_id", "status", "number"),
         # Statistics, the OSHA log and rates select by when incidents occurred.
         Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
         # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
@@ -76,7 +80,9 @@ class Incident(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
-    number: Mapped[int] = mapped_column(Integer)
+    # Given as the last step of filing, in the same transaction (numbering.py):
+    # None only in between, never committed.
+    number: Mapped[int] = mapped_column(Integer, nullable=True)
     title: Mapped[str] = mapped_column(String(200))
     type: Mapped[str] = mapped_column(String(30))
     severity: Mapped[str] = mapped_column(String(20))
@@ -98,8 +104,8 @@ class Incident(Base):
     closed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
     @property
-    def reference(self) -> str:
-        return reference(self.number)
+    def reference(self) -> str | None:
+        return reference(self.number) if self.number is not None else None
 
 
 def reference(number: int) -> str:

@@ -46,16 +46,17 @@ def visible_incidents(query: Select, identity: Identity | None) -> Select:
 
 
 class IncidentContext:
-    def __init__(self, request: Request, incident: Incident) -> None:
+    def __init__(self, request: Request, incident: Incident, fresh: bool = False) -> None:
         self.request = request
         self.incident = incident
+        self.fresh = fresh  # filed in this request: no actions, so no assignees, yet
 
     @cached_property
     def __acl__(self) -> list[tuple[Any, ...]]:  # one query per request, however often checked
         acl: list[tuple[Any, ...]] = [(Allow, role_principal(Role.supervisor), SUPERVISOR_PERMISSIONS)]
         if self.incident.reporter_id is not None:
             acl.append((Allow, f"user:{self.incident.reporter_id}", VIEWER_PERMISSIONS))
-        assignees = self.request.dbsession.execute(
+        assignees = () if self.fresh else self.request.dbsession.execute(
             select(CorrectiveAction.assignee_id).distinct()
             .where(CorrectiveAction.incident_id == self.incident.id,
                    CorrectiveAction.assignee_id.is_not(None))).scalars()

@@ -50,12 +50,14 @@ def person(names: dict[int, str], user_id: int | None) -> dict[str, Any] | None:
     return {"id": user_id, "name": names.get(user_id)} if user_id is not None else None
 
 
-def incidents_json(request: Request, incidents: list[Incident], detail: bool = False) -> list[dict[str, Any]]:
+def incidents_json(request: Request, incidents: list[Incident], detail: bool = False,
+                   fresh: bool = False) -> list[dict[str, Any]]:
+    """`fresh`: the incidents were filed in this request (see add_incident_section)."""
     if not incidents:
         return []
     found = location_and_people(request, incidents)
     sites, areas, names = found["site"], found["area"], found["user"]
-    extra = sections_for(request, incidents, detail)
+    extra = sections_for(request, incidents, detail, fresh)
     items = []
     for incident in incidents:
         item = {
@@ -84,5 +86,6 @@ def incidents_json(request: Request, incidents: list[Incident], detail: bool = F
     return items
 
 
-def incident_json(request: Request, incident: Incident, detail: bool = False) -> dict[str, Any]:
-    return incidents_json(request, [incident], detail)[0]
+def incident_json(request: Request, incident: Incident, detail: bool = False,
+                  fresh: bool = False) -> dict[str, Any]:
+    return incidents_json(request, [incident], detail, fresh)[0]

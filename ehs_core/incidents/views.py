@@ -7,6 +7,7 @@ import colander
 from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import Select, func, or_, select
+from sqlalchemy.exc import IntegrityError
 
 from ehs_core import audit
 from ehs_core.db import utcnow
@@ -14,7 +15,7 @@ from ehs_core.errors import APIError, invalid
 from ehs_core.events import IncidentCreated, IncidentUpdated, publish
 from ehs_core.incidents import extensions
 from ehs_core.incidents.models import Comment, Incident
-from ehs_core.incidents.numbering import lock_counter, next_incident_number
+from ehs_core.incidents.numbering import take_number
 from ehs_core.incidents.resources import IncidentContext, sees_everything, visible_incidents
 from ehs_core.incidents.schemas import (
     CommentSchema,
@@ -59,48 +60,51 @@ def find_by_client_id(dbsession: Any, organization_id: int, client_id: str | Non
         Incident.organization_id == organization_id, Incident.client_id == client_id)).scalar()
 
 
-def create_incident(request: Request, data: dict[str, Any], organization_id: int,
-                    reporter_id: int | None) -> tuple[Incident, bool]:
-    """File a report; returns (incident, created). Shared by the API and
-    plugins (the kiosk) so every report gets the same numbering, idempotency,
-    audit entry and events."""
+def file_incident(request: Request, data: dict[str, Any], organization_id: int,
+                  reporter_id: int | None) -> tuple[Incident, bool]:
+    """Store a report, not yet numbered; returns (incident, created). A
+    report with a used clientId gives back the stored one (even if its site
+    was archived since). The caller finishes with `number_incident` before
+    commit; anything it does in between (building the answer, storing files)
+    stays outside the organization's numbering lock."""
     dbsession = request.dbsession
-    # Reports are serialised on the counter lock until commit, so as little as
-    # possible happens under it: a retry of a committed report and the
-    # location are looked up first. A location problem is raised only after
-    # the clientId check under the lock, as a retry is answered even if the
-    # site was archived since.
     existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
     if existing is not None:
         return existing, False
-    try:
-        check_location(request, data["siteId"], data.get("areaId"), new=True)
-        problem = None
-    except APIError as exc:
-        problem = exc
-    last = lock_counter(dbsession, organization_id)
-    existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
-    if existing is not None:
-        return existing, False  # a retry: answered even if the site was archived since
-    if problem is not None:
-        raise problem
-    incident = Incident(organization_id=organization_id, status="reported",
-                        number=next_incident_number(dbsession, organization_id, last),
+    check_location(request, data["siteId"], data.get("areaId"), new=True)
+    incident = Incident(organization_id=organization_id, status="reported", number=None,
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
                         reporter_id=None if data["anonymous"] else reporter_id)
     for key, attr in FIELDS.items():
         setattr(incident, attr, data.get(key))
     set_occurred_at(incident, data["occurredAt"])
     incident.created_at = incident.updated_at = utcnow()
-    dbsession.add(incident)
-    dbsession.flush()
+    try:
+        # The unique (organization, clientId) constraint decides between two
+        # concurrent requests with one clientId: PostgreSQL holds the second
+        # insert until the first commits, then refuses it.
+        with dbsession.begin_nested():
+            dbsession.add(incident)
+            dbsession.flush()
+    except IntegrityError:
+        existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
+        if existing is None:
+            raise
+        return existing, False
     created = audit.diff({}, {key: data.get(key) for key in (*FIELDS, "occurredAt", "anonymous")})
     # An anonymous report records no actor, here or anywhere.
     audit.record(request, incident.id, "incident.created", created,
                  actor_id=incident.reporter_id)
+    return incident, True
+
+
+def number_incident(request: Request, incident: Incident) -> None:
+    """Give a filed report its number (locking the counter until commit) and
+    announce it; the last step of filing."""
+    incident.number = take_number(request.dbsession, incident.organization_id)
+    request.dbsession.flush()
     publish(request, IncidentCreated(request, incident=incident))
     log.info("incident %s filed", incident.reference)
-    return incident, True
 
 
 def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:
@@ -116,7 +120,7 @@ def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:
 def create(request: Request) -> dict:
     data = request.validated
     user = request.identity.user
-    incident, created = create_incident(request, data, user.organization_id, user.id)
+    incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         visible = incident.anonymous or incident.reporter_id == user.id or request.has_permission(
             Permission.view_incident, IncidentContext(request, incident))
@@ -125,9 +129,13 @@ def create(request: Request) -> dict:
         if not replay_allowed(incident, data):
             raise APIError(422, "This clientId was already used for a different report")
         request.response.status = 200
-    else:
-        request.response.status = 201
-    return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+        return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+    # The answer is built before the number is taken, outside the numbering lock.
+    body = (incident_json(request, incident, detail=True, fresh=True)
+            | detail_extras(request, incident, fresh=True))
+    number_incident(request, incident)
+    request.response.status = 201
+    return body | {"number": incident.number, "reference": incident.reference}
 
 
 def list_query(request: Request, query: dict[str, Any]) -> Select:
@@ -204,8 +212,8 @@ def can_flags(request: Request, context: IncidentContext) -> dict[str, bool]:
     }
 
 
-def detail_extras(request: Request, incident: Incident) -> dict[str, Any]:
-    context = IncidentContext(request, incident)
+def detail_extras(request: Request, incident: Incident, fresh: bool = False) -> dict[str, Any]:
+    context = IncidentContext(request, incident, fresh)
     return {"transitions": transitions_for(request, incident), "can": can_flags(request, context)}
 
 

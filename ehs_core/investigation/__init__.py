@@ -45,6 +45,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.root_causes", INCIDENT + "/root-causes", factory=FACTORY)
     config.add_route("root_cause", r"/api/root-causes/{id:\d{1,9}}",
                      factory="ehs_core.investigation.views.root_cause_factory")
-    config.add_incident_section("investigation", investigation_section, detail_only=True)
-    config.add_incident_section("rootCauses", root_causes_section, detail_only=True)
+    config.add_incident_section("investigation", investigation_section, detail_only=True,
+                                fresh=lambda: None)
+    config.add_incident_section("rootCauses", root_causes_section, detail_only=True, fresh=list)
     config.scan(".views")

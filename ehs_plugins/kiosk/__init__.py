@@ -12,8 +12,9 @@ def includeme(config: Configurator) -> None:
     config.add_migrations("kiosk", "ehs_plugins.kiosk:migrations/versions")
     config.add_identity_provider("kiosk", kiosk_identity)
     config.add_security_scheme("kioskToken", {"type": "apiKey", "in": "header", "name": "X-Kiosk-Token"})
-    config.add_incident_section("channel", channel_section)
-    config.add_incident_section("kiosk", kiosk_section)
+    # A report the API has just filed came from the web, not a kiosk link.
+    config.add_incident_section("channel", channel_section, fresh=lambda: "web")
+    config.add_incident_section("kiosk", kiosk_section, fresh=lambda: None)
 
     config.add_route("kiosks", "/api/kiosks", factory="ehs_plugins.kiosk.views.KioskAdmin")
     config.add_route("kiosk", r"/api/kiosks/{id:\d{1,9}}", factory="ehs_plugins.kiosk.views.KioskAdmin")

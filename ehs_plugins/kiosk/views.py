@@ -21,7 +21,7 @@ from ehs_core.attachments.views import Refused, save_upload
 from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.views import create_incident, replay_allowed
+from ehs_core.incidents.views import file_incident, number_incident, replay_allowed
 from ehs_core.pages import PAGE_HEADERS
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
@@ -163,7 +163,7 @@ def file_report(request: Request) -> dict[str, Any]:
     if wait is not None:
         raise APIError(429, "Too many reports from this link; try again in a few minutes",
                        headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    incident, created = create_incident(request, data, link.organization_id, reporter_id=None)
+    incident, created = file_incident(request, data, link.organization_id, reporter_id=None)
     if not created:  # the same clientId arrived concurrently
         return replay(request, link, incident, data)
     request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
@@ -174,6 +174,8 @@ def file_report(request: Request) -> dict[str, Any]:
             save_upload(request, incident, upload, uploader_id=None)
         except Refused as exc:
             failed.append({"name": (upload.filename or "")[:200], "error": exc.message})
+    # Numbered last: the files are stored outside the organization's numbering lock.
+    number_incident(request, incident)
     log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
     request.response.status = 201
     return {"reference": incident.reference, "failedFiles": failed}

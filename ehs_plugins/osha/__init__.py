@@ -14,7 +14,7 @@ def includeme(config: Configurator) -> None:
     from ehs_plugins.osha.views import injured_count
 
     config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
-    config.add_incident_section("injuredCount", injured_count)
+    config.add_incident_section("injuredCount", injured_count, fresh=lambda: 0)
     config.add_mail_template("osha_severe_report", "ehs_plugins.osha:templates/severe_report.txt")
     incident = r"/api/osha/incidents/{number:\d{1,9}}"
     config.add_route("osha.incident_cases", incident + "/cases", factory=ROOT)

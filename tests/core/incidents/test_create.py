@@ -415,3 +415,28 @@ def test_a_replayed_serious_report_is_not_mailed_twice(admin, inbox):
     inbox.wait(1)
     report(admin, site["id"], severity="critical", clientId=key, status=200)
     assert len(inbox.settle(0.5)) == 1
+
+
+# --- the number is taken last -------------------------------------------------
+
+
+def test_the_answer_to_a_new_report_is_the_numbered_incident_as_stored(admin):
+    site = new_site(admin)
+    first = report(admin, site["id"]).json
+    created = report(admin, site["id"], title="Second").json
+    shown = admin.get(f"{INCIDENTS}/{created['number']}").json
+    assert (created["number"], created["reference"]) == (first["number"] + 1, "INC-0002")
+    assert created == shown
+
+
+def test_an_incident_cannot_be_committed_without_its_number(admin, dbsession):
+    site = new_site(admin)
+    before = incident_count(dbsession)
+    organization_id = admin.get("/api/auth/me").json["organization"]["id"]
+    dbsession.add(Incident(organization_id=organization_id, number=None, title="Unnumbered",
+                           type="hazard", severity="low", site_id=site["id"],
+                           occurred_at=dt.datetime.fromisoformat(OCCURRED), anonymous=True))
+    with pytest.raises(RuntimeError, match="without a number"):
+        dbsession.commit()
+    dbsession.rollback()
+    assert incident_count(dbsession) == before
