@@ -23,41 +23,65 @@ def _rate(count: int, hours: Decimal) -> float | None:
     return float((Decimal(count) * BASE / hours).quantize(Decimal("0.01"), ROUND_HALF_UP))
 
 
-def _window(request: Request, first_month: tuple[int, int], last_month: tuple[int, int],
-            site_id: int | None) -> dict[str, Any]:
-    """Rates for whole months first_month..last_month (year, month), inclusive."""
+Month = tuple[int, int]  # (year, month)
+
+
+def _start(month: Month) -> dt.datetime:
+    return dt.datetime(month[0], month[1], 1, tzinfo=dt.UTC)
+
+
+def _after(month: Month) -> dt.datetime:
+    year, number = month
+    return dt.datetime(year + (number == 12), number % 12 + 1, 1, tzinfo=dt.UTC)
+
+
+def _windows(request: Request, windows: list[tuple[Month, Month]],
+             site_id: int | None) -> list[dict[str, Any]]:
+    """Rates for each window of whole months (first, last) (inclusive): one
+    query for the cases and one for the hours over all windows, each window
+    an aggregate with its own condition."""
     db = request.dbsession
-    start = dt.datetime(first_month[0], first_month[1], 1, tzinfo=dt.UTC)
-    year, month = last_month
-    end = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=dt.UTC)
-    case_filter = [InjuryCase.recordable.is_(True), Incident.occurred_at >= start, Incident.occurred_at < end,
+    case_filter = [InjuryCase.recordable.is_(True),
+                   Incident.occurred_at >= min(_start(first) for first, _ in windows),
+                   Incident.occurred_at < max(_after(last) for _, last in windows),
                    Incident.organization_id == request.identity.user.organization_id]
-    hours_filter = [or_(SiteHours.year > first_month[0],
-                        and_(SiteHours.year == first_month[0], SiteHours.month >= first_month[1])),
-                    or_(SiteHours.year < last_month[0],
-                        and_(SiteHours.year == last_month[0], SiteHours.month <= last_month[1]))]
+    hours_filter = [SiteHours.year >= min(first[0] for first, _ in windows),
+                    SiteHours.year <= max(last[0] for _, last in windows)]
     if site_id is not None:
         case_filter.append(Incident.site_id == site_id)
         hours_filter.append(SiteHours.site_id == site_id)
-    total, dart = db.execute(
-        select(func.count(), func.count().filter(InjuryCase.outcome.in_(("days_away", "restricted"))))
-        .select_from(InjuryCase).join(Incident, Incident.id == InjuryCase.incident_id)
-        .where(*case_filter)).one()
-    hours = db.execute(select(func.coalesce(func.sum(SiteHours.hours), 0)).where(*hours_filter)).scalar()
-    hours = Decimal(str(hours))
-    return {"recordableCases": total, "dartCases": dart, "hours": float(hours),
-            "trir": _rate(total, hours), "dart": _rate(dart, hours)}
+    dart = InjuryCase.outcome.in_(("days_away", "restricted"))
+    columns = []
+    hours_columns = []
+    for first_month, last_month in windows:
+        during = and_(Incident.occurred_at >= _start(first_month), Incident.occurred_at < _after(last_month))
+        columns += [func.count().filter(during), func.count().filter(and_(during, dart))]
+        months = and_(or_(SiteHours.year > first_month[0],
+                          and_(SiteHours.year == first_month[0], SiteHours.month >= first_month[1])),
+                      or_(SiteHours.year < last_month[0],
+                          and_(SiteHours.year == last_month[0], SiteHours.month <= last_month[1])))
+        hours_columns.append(func.coalesce(func.sum(SiteHours.hours).filter(months), 0))
+    counts = db.execute(select(*columns).select_from(InjuryCase)
+                        .join(Incident, Incident.id == InjuryCase.incident_id).where(*case_filter)).one()
+    all_hours = db.execute(select(*hours_columns).where(*hours_filter)).one()
+    found = []
+    for i, hours in enumerate(all_hours):
+        total, dart_count = counts[2 * i], counts[2 * i + 1]
+        hours = Decimal(str(hours))
+        found.append({"recordableCases": total, "dartCases": dart_count, "hours": float(hours),
+                      "trir": _rate(total, hours), "dart": _rate(dart_count, hours)})
+    return found
 
 
 def rates(request: Request, last: dt.date, site_id: int | None) -> dict[str, Any]:
     end_index = last.year * 12 + last.month - 1
     start_index = end_index - 11
-    rolling = _window(request, (start_index // 12, start_index % 12 + 1), (last.year, last.month), site_id)
+    years = range(last.year - 2, last.year + 1)
+    windows = [((start_index // 12, start_index % 12 + 1), (last.year, last.month)),
+               *(((year, 1), (year, 12)) for year in years)]
+    rolling, *yearly = _windows(request, windows, site_id)
     rolling["from"] = dt.date(start_index // 12, start_index % 12 + 1, 1).isoformat()
     rolling["to"] = last.isoformat()
-    yearly = []
-    for year in range(last.year - 2, last.year + 1):
-        item = _window(request, (year, 1), (year, 12), site_id)
+    for year, item in zip(years, yearly, strict=True):
         item["year"] = year
-        yearly.append(item)
     return {"rolling12Months": rolling, "yearly": yearly}

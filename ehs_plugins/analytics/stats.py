@@ -5,17 +5,26 @@ what they cannot open, and nothing loads incidents into Python.
 Each aggregate reads the incidents table once, with the visibility rule and
 the period as plain conditions on it (see `scoped`), so PostgreSQL can use
 ix_incidents_org_occurred for a period and needs no second pass over the
-table to match ids (bench/README.md has the figures)."""
+table to match ids (bench/README.md has the figures).
+
+Calendar days, weeks and months are those of the server's zone (TZ), the
+heatmap's hours those of the incident's site (the server's zone for a site
+without one). No statement converts zones row by row: bucket boundaries are
+computed in Python as UTC instants, and local time is the UTC instant plus
+the zone's offset at it, a CASE over the few changes of the period (see
+sqltime)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pyramid.request import Request
-from sqlalchemy import BigInteger, Select, and_, case, func, literal, or_, select
+from sqlalchemy import Select, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session, aliased
+from sqlalchemy.sql import ColumnElement
 
 from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
@@ -37,10 +46,6 @@ WEEKLY_UP_TO = dt.timedelta(days=92)  # about three months
 def utc_start(day: dt.date, zone: dt.tzinfo = dt.UTC) -> dt.datetime:
     """The instant a calendar day starts in `zone` (the server's zone: TZ)."""
     return dt.datetime.combine(day, dt.time(), zone).astimezone(dt.UTC)
-
-
-def zone_name(request: Request) -> str:
-    return request.registry.settings.get("ehs.timezone") or "UTC"
 
 
 def dialect(dbsession: Session) -> str:
@@ -75,10 +80,19 @@ def overview(request: Request) -> dict[str, Any]:
     db = request.dbsession
     name = dialect(db)
 
+    # Counts per status and the close times (only closed incidents have
+    # closed_at) in one pass; the average is taken over all groups.
     status_counts = dict.fromkeys((s.value for s in Status), 0)
-    for status, count in db.execute(scoped(request, select(Incident.status, func.count())
-                                           .group_by(Incident.status))):
+    close_total, closed = 0.0, 0
+    days = sqltime.days_between(Incident.closed_at, Incident.created_at, name)
+    for status, count, total, with_close in db.execute(scoped(
+            request, select(Incident.status, func.count(), func.sum(days), func.count(Incident.closed_at))
+            .group_by(Incident.status))):
         status_counts[status] = count
+        if with_close:
+            close_total += total
+            closed += with_close
+    close_days = close_total / closed if closed else None
 
     on = today(request.registry)
     due, overdue = db.execute(scoped(request, select(
@@ -88,20 +102,15 @@ def overview(request: Request) -> dict[str, Any]:
     ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
         .where(Action.status.in_(PENDING)))).one()
 
-    close_days = db.execute(scoped(
-        request, select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))),
-        Incident.closed_at.is_not(None))).scalar()
-
     # 12 weeks, Monday-based in the server's zone, the current week last.
     monday = on - dt.timedelta(days=on.weekday())
     first = monday - 11 * WEEK
     zone = server_zone(request.registry)
-    start = utc_start(first, zone)
-    seconds = sqltime.epoch(Incident.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
-    bucket = seconds / (7 * 86400)
+    starts = [utc_start(first + i * WEEK, zone) for i in range(12)]
+    bucket = sqltime.bucket_index(Incident.occurred_at, name, starts)
     counts = dict(db.execute(scoped(
-        request, select(func.floor(bucket).label("week"), func.count()).group_by("week"),
-        Incident.occurred_at >= start, Incident.occurred_at < utc_start(monday + WEEK, zone))).all())
+        request, select(bucket.label("week"), func.count()).group_by("week"),
+        Incident.occurred_at >= starts[0], Incident.occurred_at < utc_start(monday + WEEK, zone))).all())
     trend = [{"weekStart": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
              for i in range(12)]
 
@@ -110,7 +119,7 @@ def overview(request: Request) -> dict[str, Any]:
                db.execute(scoped(request, select(Site.id, Site.name, func.count(Incident.id))
                                  .select_from(Site).join(Incident, Incident.site_id == Site.id)
                                  .group_by(Site.id, Site.name)
-                                 .order_by(func.count(Incident.id).desc(), Site.name),
+                                 .order_by(func.count(Incident.id).desc(), Site.name, Site.id),
                                  Incident.occurred_at >= year_start))]
     return {
         "openIncidents": sum(v for k, v in status_counts.items() if k != Status.closed),
@@ -123,32 +132,47 @@ def overview(request: Request) -> dict[str, Any]:
     }
 
 
+TYPES = (IncidentType.near_miss, IncidentType.hazard, IncidentType.injury, IncidentType.illness)
+
+
+def on_time_before(request: Request, first: dt.date, last: dt.date) -> ColumnElement:
+    """Seconds since 1970 at which the due date of `Action` ends in the
+    server's zone (its next local midnight), for due dates in [first, last):
+    an action finished before that instant is on time."""
+    name = dialect(request.dbsession)
+    shift = sqltime.offset_case(Action.due_date, sqltime.day_end_spans(server_zone(request.registry),
+                                                                       first, last))
+    return (sqltime.epoch_days(Action.due_date, name) + 1) * 86400 - shift
+
+
 def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filters: list[Any],
                    with_cases: bool) -> dict[str, Any]:
     db = request.dbsession
     name = dialect(db)
     where = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
-    counts = dict(db.execute(scoped(request, select(Incident.type, func.count()).group_by(Incident.type),
-                                    *where)).all())
-    close_days = db.execute(scoped(
-        request, select(func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))),
-        *where, Incident.closed_at.is_not(None))).scalar()
-    finished = sqltime.local_date(func.coalesce(Action.done_at, Action.updated_at),
-                                  name, zone_name(request))
+    # Counts by type and the average close time (NULL, so left out, while
+    # open) in one pass over the period.
+    reported, *by_type, close_days = db.execute(scoped(request, select(
+        func.count(), *(func.count().filter(Incident.type == kind) for kind in TYPES),
+        func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))), *where)).one()
+    counts = dict(zip(TYPES, by_type, strict=True))
+    finished = sqltime.epoch(func.coalesce(Action.done_at, Action.updated_at), name)
+    due_ends = on_time_before(request, start.date(), end.date())
     completed = Action.status.in_((ActionStatus.done, ActionStatus.verified))
     on = today(request.registry)
-    # Actions due in the period, on incidents the caller may see (any occurrence date).
+    # Actions due in the period, on incidents the caller may see (any occurrence date):
+    # on time when finished on or before the due date in the server's zone.
     on_time, late, pending = db.execute(scoped(request, select(
-        func.count(case((and_(completed, finished <= Action.due_date), 1))),
+        func.count(case((and_(completed, finished < due_ends), 1))),
         func.count(case((or_(
-            and_(completed, finished > Action.due_date),
+            and_(completed, finished >= due_ends),
             and_(Action.status.in_(PENDING), Action.due_date < on)), 1))),
         func.count(case((and_(Action.status.in_(PENDING), Action.due_date >= on), 1))),
     ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
         .where(Action.due_date >= start.date(), Action.due_date < end.date()),
         *filters)).one()
     figures = {
-        "reported": sum(counts.values()),
+        "reported": reported,
         "nearMisses": counts.get(IncidentType.near_miss, 0),
         "hazards": counts.get(IncidentType.hazard, 0),
         "injuries": counts.get(IncidentType.injury, 0),
@@ -169,6 +193,26 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
         figures["recordableCases"] = recordable
         figures["daysAway"] = int(days_away)
     return figures
+
+
+def site_offsets(request: Request, site_id: int | None, start: dt.datetime,
+                 end: dt.datetime) -> ColumnElement:
+    """The UTC offset (seconds) at `Incident.occurred_at` in the zone of the
+    incident's site (the server's zone for a site without one), for
+    incidents in [start, end) of the organization's sites (or of `site_id`)."""
+    fallback = server_zone(request.registry)
+    stmt = select(Site.id, Site.timezone).where(Site.organization_id == request.identity.user.organization_id)
+    if site_id is not None:
+        stmt = stmt.where(Site.id == site_id)
+    sites: dict[dt.tzinfo, list[int]] = {}
+    for s_id, zone in request.dbsession.execute(stmt.order_by(Site.id)):
+        sites.setdefault(ZoneInfo(zone) if zone else fallback, []).append(s_id)
+    cases = [(zone, sqltime.offset_case(Incident.occurred_at, sqltime.offset_spans(zone, start, end)))
+             for zone in sites]
+    if len(cases) <= 1:
+        return cases[0][1] if cases else literal(0)
+    return case(*((Incident.site_id.in_(sites[zone]), offset) for zone, offset in cases[:-1]),
+                else_=cases[-1][1])
 
 
 LEADING = ("reported", "nearMisses", "hazards", "actionsClosedOnTimeRate", "averageDaysToClose")
@@ -197,21 +241,18 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
 
     period = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
     weekly = length <= WEEKLY_UP_TO
+    # Buckets start at local midnight in the server's zone (weeks from `from`,
+    # or the 1st of each month), found in Python as UTC instants.
     if weekly:
-        seconds = sqltime.epoch(Incident.occurred_at, name) - literal(int(start.timestamp()), BigInteger)
-        bucket = func.floor(seconds / (7 * 86400))
-        counts = dict(db.execute(scoped(request, select(bucket.label("b"), func.count()).group_by("b"),
-                                        *period)).all())
-        steps = -(-length.days // 7)
-        trend = [{"start": (first + i * WEEK).isoformat(), "count": int(counts.get(i, 0))}
-                 for i in range(steps)]
+        days = [first + i * WEEK for i in range(-(-((last - first).days + 1) // 7))]
     else:
-        bucket = sqltime.month_index(Incident.occurred_at, name, zone_name(request))
-        counts = dict(db.execute(scoped(request, select(bucket.label("b"), func.count()).group_by("b"),
-                                        *period)).all())
         first_index, last_index = first.year * 12 + first.month - 1, last.year * 12 + last.month - 1
-        trend = [{"start": dt.date(i // 12, i % 12 + 1, 1).isoformat(), "count": int(counts.get(i, 0))}
-                 for i in range(first_index, last_index + 1)]
+        days = [dt.date(i // 12, i % 12 + 1, 1) for i in range(first_index, last_index + 1)]
+    starts = [start, *(utc_start(day, zone) for day in days[1:])]
+    bucket = sqltime.bucket_index(Incident.occurred_at, name, starts)
+    counts = dict(db.execute(scoped(request, select(bucket.label("b"), func.count()).group_by("b"),
+                                    *period)).all())
+    trend = [{"start": day.isoformat(), "count": int(counts.get(i, 0))} for i, day in enumerate(days)]
 
     locations = [{"siteId": s_id, "siteName": s_name, "areaId": a_id, "areaName": a_name, "count": count}
                  for s_id, s_name, a_id, a_name, count in db.execute(scoped(
@@ -219,21 +260,20 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
                      .select_from(Incident).join(Site, Site.id == Incident.site_id)
                      .outerjoin(Area, Area.id == Incident.area_id)
                      .group_by(Site.id, Site.name, Area.id, Area.name)
-                     .order_by(func.count(Incident.id).desc(), Site.name), *period))]
+                     # A stable order for ties, the same on both databases (NULL areas last).
+                     .order_by(func.count(Incident.id).desc(), Site.name, Site.id, Area.id.is_(None),
+                               Area.name, Area.id), *period))]
     root_causes = [{"category": category, "count": count} for category, count in db.execute(scoped(
         request, select(RootCause.category, func.count())
         .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
         .group_by(RootCause.category).order_by(func.count().desc(), RootCause.category), *period))]
 
-    zone = request.registry.settings.get("ehs.timezone") or "UTC"
-    local = sqltime.local(Incident.occurred_at, name, func.coalesce(Site.timezone, zone),
-                          Incident.occurred_offset_minutes)
-    weekday, hour = sqltime.weekday_hour(local, name)
     heat = [[0] * 24 for _ in range(7)]
-    for day, hr, count in db.execute(scoped(
-            request, select(weekday.label("d"), hour.label("h"), func.count()).select_from(Incident)
-            .join(Site, Site.id == Incident.site_id).group_by("d", "h"), *period)):
-        heat[int(day)][int(hr)] = count
+    offset = site_offsets(request, site_id, start, end)
+    key = sqltime.hour_of_week(sqltime.epoch(Incident.occurred_at, name) + offset, name)
+    for hour_of_week, count in db.execute(scoped(
+            request, select(key.label("k"), func.count()).group_by("k"), *period)):
+        heat[hour_of_week // 24][hour_of_week % 24] = count
 
     body: dict[str, Any] = {
         "from": first.isoformat(), "to": last.isoformat(),

@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import text, update
 
+from ehs_core.actions.models import CorrectiveAction
 from tests.plugins.analytics import (
     ANALYTICS,
     add_action,
@@ -243,6 +244,29 @@ def test_a_monthly_trend_starts_at_the_month_of_from(admin):
     assert body["trend"] == [{"start": f"2023-{m:02d}-01", "count": int(m in (1, 6))} for m in range(1, 7)]
 
 
+def test_trend_buckets_start_at_local_midnight_across_a_daylight_saving_change(admin, registry,
+                                                                              monkeypatch):
+    """With the server in Berlin (+01:00, +02:00 from 31 March 2024 02:00), a
+    week or month starts at local midnight, whatever the offset was when the
+    period began."""
+    monkeypatch.setitem(registry.settings, "ehs.timezone", "Europe/Berlin")
+    site = new_site(admin)["id"]
+    report(admin, site, "2024-03-24T23:00:00+00:00")  # Monday 25 March 00:00: the first week
+    report(admin, site, "2024-03-31T21:59:59+00:00")  # Sunday 31 March 23:59:59: still the first week
+    report(admin, site, "2024-03-31T22:00:00+00:00")  # Monday 1 April 00:00: the second week, April
+    report(admin, site, "2024-03-31T22:30:00+00:00")  # Monday 1 April 00:30
+    report(admin, site, "2024-04-07T21:30:00+00:00")  # Sunday 7 April 23:30: the second week
+    report(admin, site, "2024-04-07T22:00:00+00:00")  # Monday 8 April 00:00: the third week
+    report(admin, site, "2024-10-31T23:30:00+00:00")  # Friday 1 November 00:30 (+01:00 again)
+
+    weeks = analytics(admin, "2024-03-25", "2024-04-14")
+    assert weeks["granularity"] == "week"
+    assert weeks["trend"] == [{"start": "2024-03-25", "count": 2}, {"start": "2024-04-01", "count": 3},
+                              {"start": "2024-04-08", "count": 1}]
+    months = analytics(admin, "2024-03-01", "2024-11-30")
+    assert [point["count"] for point in months["trend"]] == [2, 4, 0, 0, 0, 0, 0, 0, 1]
+
+
 # --- locations, root causes, heatmap -----------------------------------------------------------
 
 
@@ -314,6 +338,28 @@ def test_the_heatmap_counts_local_weekday_and_hour_in_the_sites_zone(admin):
     assert heat_cells(body) == {(2, 14): 2, (2, 15): 1, (2, 8): 1, (6, 23): 1, (0, 0): 1}
 
 
+def test_the_heatmap_follows_daylight_saving_time_in_the_sites_zone(admin, registry, monkeypatch):
+    """Berlin is at +01:00 until 31 March 2024 02:00, then at +02:00 until 27
+    October 03:00 (02:00-02:59 happens twice that night). Reports are filed
+    in UTC here; the heatmap shows the wall-clock time at the site."""
+    berlin = new_site(admin, "Plant Berlin", timezone="Europe/Berlin")["id"]
+    report(admin, berlin, "2024-03-30T00:30:00+00:00")  # Saturday 01:30 (+01:00)
+    report(admin, berlin, "2024-03-31T23:30:00+00:00")  # Monday 1 April 01:30 (+02:00)
+    report(admin, berlin, "2024-10-25T23:30:00+00:00")  # Saturday 26 October 01:30 (+02:00)
+    report(admin, berlin, "2024-10-27T00:30:00+00:00")  # Sunday 02:30, the first time (+02:00)
+    report(admin, berlin, "2024-10-27T01:30:00+00:00")  # Sunday 02:30, the second time (+01:00)
+    report(admin, berlin, "2024-10-28T00:30:00+00:00")  # Monday 28 October 01:30 (+01:00)
+    body = analytics(admin, "2024-03-01", "2024-10-31")
+    assert heat_cells(body) == {(5, 1): 2, (0, 1): 2, (6, 2): 2}
+
+    # A site without a zone is shown in the server's zone, with its changes too.
+    monkeypatch.setitem(registry.settings, "ehs.timezone", "America/New_York")  # -05:00, -04:00 from 10 March
+    nowhere = new_site(admin, "Plant Nowhere")["id"]
+    report(admin, nowhere, "2024-03-09T06:30:00+00:00")  # Saturday 01:30 (-05:00)
+    report(admin, nowhere, "2024-03-11T05:30:00+00:00")  # Monday 01:30 (-04:00)
+    assert heat_cells(analytics(admin, "2024-03-01", "2024-03-31", siteId=nowhere)) == {(5, 1): 1, (0, 1): 1}
+
+
 # --- actions on time versus late -----------------------------------------------------------------
 
 
@@ -344,6 +390,38 @@ def test_actions_due_in_the_period_are_on_time_late_or_pending(admin):
     body = analytics(admin, day(-30), day(30))
     assert body["actions"] == {"onTime": 3, "late": 3, "pending": 2}
     assert body["leading"]["actionsClosedOnTimeRate"] == {"current": 50.0, "previous": 0.0}
+
+
+def finish(dbsession, action_id: int, moment: str) -> None:
+    """Set when an action was marked done (the API records 'now')."""
+    dbsession.execute(update(CorrectiveAction).where(CorrectiveAction.id == action_id)
+                      .values(done_at=dt.datetime.fromisoformat(moment)))
+    dbsession.commit()
+
+
+def test_an_action_is_on_time_until_local_midnight_after_its_due_date(admin, dbsession, registry,
+                                                                      monkeypatch):
+    """Due dates are judged in the server's zone, here New York (-05:00, and
+    -04:00 from 02:00 on 10 March 2024): done at 23:59 local on the due date is
+    on time, at 00:00 the next local day is late, on either side of the change."""
+    monkeypatch.setitem(registry.settings, "ehs.timezone", "America/New_York")
+    site = new_site(admin)["id"]
+    number = report(admin, site, "2024-03-01T12:00:00+00:00")
+
+    def done(due: dt.date, moment: str) -> None:
+        action = add_action(admin, number, due=due)
+        set_action_status(admin, action["id"], "done")
+        finish(dbsession, action["id"], moment)
+
+    done(dt.date(2024, 3, 9), "2024-03-09T23:59:59-05:00")  # on time
+    done(dt.date(2024, 3, 9), "2024-03-10T00:00:00-05:00")  # late
+    done(dt.date(2024, 3, 10), "2024-03-10T23:59:00-04:00")  # on time (already 11 March in UTC)
+    done(dt.date(2024, 3, 10), "2024-03-11T00:00:00-04:00")  # late
+    done(dt.date(2024, 3, 20), "2024-03-19T12:00:00-04:00")  # on time: early
+
+    body = analytics(admin, "2024-03-01", "2024-03-31")
+    assert body["actions"] == {"onTime": 3, "late": 2, "pending": 0}
+    assert current(body, "leading", "actionsClosedOnTimeRate") == 60.0
 
 
 # --- visibility --------------------------------------------------------------------------------
