@@ -37,9 +37,18 @@ def location_and_people(request: Request, incidents: list[Incident]) -> dict[str
         "area": (Area, {i.area_id for i in incidents if i.area_id is not None}),
         "user": (User, {i.reporter_id for i in incidents if i.reporter_id is not None}),
     }
+    names: dict[str, dict[int, str]] = {kind: {} for kind in wanted}
+    # What this request has loaded already (the signed-in user, a new
+    # report's site and area) is not asked for again.
+    dbsession = request.dbsession
+    for kind, (model, ids) in wanted.items():
+        for key in list(ids):
+            loaded = dbsession.identity_map.get(dbsession.identity_key(model, key))
+            if loaded is not None and "name" in loaded.__dict__:
+                names[kind][key] = loaded.__dict__["name"]
+                ids.discard(key)
     parts = [select(literal(kind).label("kind"), model.id, model.name).where(model.id.in_(ids))
              for kind, (model, ids) in wanted.items() if ids]
-    names: dict[str, dict[int, str]] = {kind: {} for kind in wanted}
     if parts:
         for kind, key, name in request.dbsession.execute(union_all(*parts)):
             names[kind][key] = name

@@ -42,10 +42,14 @@ def check_location(request: Request, site_id: int, area_id: int | None, new: boo
     site = request.dbsession.get(Site, site_id)
     if site is None or (new and site.archived):
         raise invalid("siteId", "Unknown site")
+    area = None
     if area_id is not None:
         area = request.dbsession.get(Area, area_id)
         if area is None or area.site_id != site_id or (new and area.archived):
             raise invalid("areaId", "The area must belong to the incident's site")
+    # Held for the request: the answer and the notices name them without
+    # loading them again (the session's identity map holds objects weakly).
+    request.dbsession.info.setdefault("held", []).extend((site, area))
 
 
 def set_occurred_at(incident: Incident, moment: Any) -> None:
@@ -68,10 +72,13 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
     commit; anything it does in between (building the answer, storing files)
     stays outside the organization's numbering lock."""
     dbsession = request.dbsession
-    existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
-    if existing is not None:
-        return existing, False
-    check_location(request, data["siteId"], data.get("areaId"), new=True)
+    try:
+        check_location(request, data["siteId"], data.get("areaId"), new=True)
+    except APIError:
+        existing = find_by_client_id(dbsession, organization_id, data.get("clientId"))
+        if existing is not None:
+            return existing, False  # a retry, answered even if the site was archived since
+        raise
     incident = Incident(organization_id=organization_id, status="reported", number=None,
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
                         reporter_id=None if data["anonymous"] else reporter_id)
@@ -80,9 +87,9 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
     set_occurred_at(incident, data["occurredAt"])
     incident.created_at = incident.updated_at = utcnow()
     try:
-        # The unique (organization, clientId) constraint decides between two
-        # concurrent requests with one clientId: PostgreSQL holds the second
-        # insert until the first commits, then refuses it.
+        # The unique (organization, clientId) constraint recognises a retry,
+        # also between two concurrent requests with one clientId: PostgreSQL
+        # holds the second insert until the first commits, then refuses it.
         with dbsession.begin_nested():
             dbsession.add(incident)
             dbsession.flush()
