@@ -219,15 +219,19 @@ def can_flags(request: Request, context: IncidentContext) -> dict[str, bool]:
     }
 
 
-def detail_extras(request: Request, incident: Incident, fresh: bool = False) -> dict[str, Any]:
-    context = IncidentContext(request, incident, fresh)
+def detail_extras(request: Request, incident: Incident, fresh: bool = False,
+                  context: IncidentContext | None = None) -> dict[str, Any]:
+    """`context`: the route's, whose ACL is already loaded."""
+    if context is None or context.incident is not incident:
+        context = IncidentContext(request, incident, fresh)
     return {"transitions": transitions_for(request, incident), "can": can_flags(request, context)}
 
 
 @view_config(route_name="incident", request_method="GET", renderer="json",
              permission=Permission.view_incident)
 def detail(context: IncidentContext, request: Request) -> dict:
-    return incident_json(request, context.incident, detail=True) | detail_extras(request, context.incident)
+    return (incident_json(request, context.incident, detail=True)
+            | detail_extras(request, context.incident, context=context))
 
 
 @view_config(route_name="incident", request_method="PATCH", renderer="json",
@@ -257,7 +261,7 @@ def update(context: IncidentContext, request: Request) -> dict:
         incident.updated_at = utcnow()
         audit.record(request, incident.id, "incident.updated", changes)
         publish(request, IncidentUpdated(request, incident=incident, changes=changes))
-    return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+    return incident_json(request, incident, detail=True) | detail_extras(request, incident, context=context)
 
 
 def comment_json(comment: Comment, names: dict[int, str]) -> dict[str, Any]:

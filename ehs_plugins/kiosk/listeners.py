@@ -11,14 +11,19 @@ from ehs_core.incidents.models import Incident
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 
 
-def _links(request: Request, incidents: list[Incident]) -> dict[int, tuple[KioskReport, KioskLink]]:
+def _links(request: Request, incidents: list[Incident]) -> dict[int, dict[str, Any]]:
+    """{incident id: its `kiosk` section} for the incidents filed through a
+    kiosk link; one query shared by both sections (plain columns: a list page
+    needs no ORM objects)."""
     cache = request.environ.setdefault("kiosk.sections", {})
     key = tuple(sorted(i.id for i in incidents))
     if key not in cache:
         rows = request.dbsession.execute(
-            select(KioskReport, KioskLink).join(KioskLink, KioskLink.id == KioskReport.kiosk_id)
+            select(KioskReport.incident_id, KioskLink.id, KioskLink.name, KioskReport.reporter_name)
+            .join(KioskLink, KioskLink.id == KioskReport.kiosk_id)
             .where(KioskReport.incident_id.in_(key)))
-        cache[key] = {report.incident_id: (report, link) for report, link in rows}
+        cache[key] = {incident_id: {"id": link_id, "name": name, "reporterName": reporter_name}
+                      for incident_id, link_id, name, reporter_name in rows}
     return cache[key]
 
 
@@ -28,5 +33,4 @@ def channel_section(request: Request, incidents: list[Incident]) -> dict[int, An
 
 
 def kiosk_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    return {incident_id: {"id": link.id, "name": link.name, "reporterName": report.reporter_name}
-            for incident_id, (report, link) in _links(request, incidents).items()}
+    return {incident_id: dict(section) for incident_id, section in _links(request, incidents).items()}
