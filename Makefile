@@ -33,7 +33,7 @@ test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check ehs_core ehs_plugins tests
+	$(BIN)/ruff check ehs_core ehs_plugins tests bench
 
 clean:
 	rm -rf $(VENV) var/ehs.sqlite* *.egg-info

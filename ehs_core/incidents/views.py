@@ -199,10 +199,33 @@ def list_incidents(request: Request) -> dict:
     query = request.validated_query
     stmt = list_query(request, query)
     page, size = query["page"], query["pageSize"]
-    rows = list(request.dbsession.execute(
-        stmt.order_by(Incident.number.desc()).limit(size).offset((page - 1) * size)).scalars())
-    total = list_total(request, query, stmt, rows)
+    if query.get("q"):
+        rows, total = searched_page(request, query, stmt)
+    else:
+        rows = list(request.dbsession.execute(
+            stmt.order_by(Incident.number.desc()).limit(size).offset((page - 1) * size)).scalars())
+        total = list_total(request, query, stmt, rows)
     return {"items": incidents_json(request, rows), "page": page, "pageSize": size, "total": total}
+
+
+def searched_page(request: Request, query: dict[str, Any], stmt: Select) -> tuple[list[Incident], int]:
+    """A page of a text search and its total in one pass over the matches.
+    Every match has to be read for the total anyway (the trigram indexes
+    find candidates, each is checked against the text); sorting them by
+    number (an expression, so not by walking the number index, which reads
+    every newer incident that does not match) costs little on top, where a
+    second query for the page would read them all again."""
+    page, size = query["page"], query["pageSize"]
+    # Narrow rows (id, number) through the count and the sort; the page's
+    # incidents are read whole afterwards.
+    matches = (stmt.with_only_columns(Incident.id, func.count().over().label("total"))
+               .order_by((Incident.number + 0).desc()).limit(size).offset((page - 1) * size).subquery())
+    found = request.dbsession.execute(
+        select(Incident, matches.c.total).join(matches, matches.c.id == Incident.id)
+        .order_by(Incident.number.desc())).all()
+    if not found:  # past the last page: nothing to read the total from
+        return [], list_total(request, query, stmt, [])
+    return [incident for incident, _ in found], found[0][1]
 
 
 def can_flags(request: Request, context: IncidentContext) -> dict[str, bool]:

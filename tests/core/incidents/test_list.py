@@ -202,6 +202,15 @@ def test_q_combines_with_filters(admin):
     assert listed_numbers(admin, f"?q=forklift&siteId={site['id']}") == [1]
 
 
+def test_a_search_pages_newest_first_with_its_total_on_every_page(admin):
+    site = new_site(admin)
+    for n in range(1, 11):  # forklift in 1, 2, 4, 5, 7, 8, 10 (the newest); not in 3, 6, 9
+        file_report(admin, site["id"], title=f"Forklift {n}" if n % 3 else f"Ladder {n}")
+    pages = [listing(admin, f"?q=forklift&pageSize=3&page={page}").json for page in (1, 2, 3, 4)]
+    assert [[i["number"] for i in body["items"]] for body in pages] == [[10, 8, 7], [5, 4, 2], [1], []]
+    assert [body["total"] for body in pages] == [7, 7, 7, 7]
+
+
 # --- visibility -----------------------------------------------------------------------------
 
 
