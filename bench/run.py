@@ -496,7 +496,8 @@ LATENCY_ROWS = [("list", "list"), ("list_filtered", "list filtered"), ("list_q",
 # (row, what is checked, the target as written in the report)
 TARGETS = [
     *((key, "p50", f"{name}: p50 < 15 ms") for key, name in LATENCY_ROWS),
-    *((key, "share", f"{name}: req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's") for key, name in LATENCY_ROWS),
+    *((key, "share", f"{name}: req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's")
+      for key, name in LATENCY_ROWS),
     ("create", "rps", "create: >= 150 req/s"),
     ("export", "export", "export of 10,000 rows: < 1.5 s, peak memory growth < 50 MB"),
     ("overview", "p50", "overview: p50 < 150 ms"),
