@@ -12,6 +12,7 @@ from pyramid.request import Request
 from sqlalchemy import and_, func, or_, select
 
 from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Site
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 
 BASE = Decimal(200_000)
@@ -46,7 +47,9 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
                    Incident.occurred_at < max(_after(last) for _, last in windows),
                    Incident.organization_id == request.identity.user.organization_id]
     hours_filter = [SiteHours.year >= min(first[0] for first, _ in windows),
-                    SiteHours.year <= max(last[0] for _, last in windows)]
+                    SiteHours.year <= max(last[0] for _, last in windows),
+                    SiteHours.site_id.in_(select(Site.id).where(
+                        Site.organization_id == request.identity.user.organization_id))]
     if site_id is not None:
         case_filter.append(Incident.site_id == site_id)
         hours_filter.append(SiteHours.site_id == site_id)

@@ -145,10 +145,13 @@ def on_time_before(request: Request, first: dt.date, last: dt.date) -> ColumnEle
     return (sqltime.epoch_days(Action.due_date, name) + 1) * 86400 - shift
 
 
-def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filters: list[Any],
+def period_figures(request: Request, first: dt.date, after: dt.date, filters: list[Any],
                    with_cases: bool) -> dict[str, Any]:
+    """The KPIs of the calendar days [first, after) in the server's zone."""
     db = request.dbsession
     name = dialect(db)
+    zone = server_zone(request.registry)
+    start, end = utc_start(first, zone), utc_start(after, zone)
     where = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
     # Counts by type and the average close time (NULL, so left out, while
     # open) in one pass over the period.
@@ -157,7 +160,7 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
         func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))), *where)).one()
     counts = dict(zip(TYPES, by_type, strict=True))
     finished = sqltime.epoch(func.coalesce(Action.done_at, Action.updated_at), name)
-    due_ends = on_time_before(request, start.date(), end.date())
+    due_ends = on_time_before(request, first, after)
     completed = Action.status.in_((ActionStatus.done, ActionStatus.verified))
     on = today(request.registry)
     # Actions due in the period, on incidents the caller may see (any occurrence date):
@@ -169,7 +172,7 @@ def period_figures(request: Request, start: dt.datetime, end: dt.datetime, filte
             and_(Action.status.in_(PENDING), Action.due_date < on)), 1))),
         func.count(case((and_(Action.status.in_(PENDING), Action.due_date >= on), 1))),
     ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
-        .where(Action.due_date >= start.date(), Action.due_date < end.date()),
+        .where(Action.due_date >= first, Action.due_date < after),
         *filters)).one()
     figures = {
         "reported": reported,
@@ -224,17 +227,19 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     db = request.dbsession
     name = dialect(db)
     zone = server_zone(request.registry)
-    start, end = utc_start(first, zone), utc_start(last + dt.timedelta(days=1), zone)
+    after = last + dt.timedelta(days=1)
+    start, end = utc_start(first, zone), utc_start(after, zone)
     length = end - start
-    previous_start = start - length
+    # The previous period has as many calendar days, just before `first`.
+    previous_first = first - (after - first)
     filters: list[Any] = []
     if site_id is not None:
         filters.append(Incident.site_id == site_id)
     if incident_type is not None:
         filters.append(Incident.type == incident_type)
     with_cases = osha and show_rates
-    current = period_figures(request, start, end, filters, with_cases)
-    previous = period_figures(request, previous_start, start, filters, with_cases)
+    current = period_figures(request, first, after, filters, with_cases)
+    previous = period_figures(request, previous_first, first, filters, with_cases)
 
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}
@@ -277,8 +282,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
 
     body: dict[str, Any] = {
         "from": first.isoformat(), "to": last.isoformat(),
-        "previousFrom": previous_start.date().isoformat(),
-        "previousTo": (start.date() - dt.timedelta(days=1)).isoformat(),
+        "previousFrom": previous_first.isoformat(),
+        "previousTo": (first - dt.timedelta(days=1)).isoformat(),
         "granularity": "week" if weekly else "month",
         "leading": kpis(LEADING),
         "lagging": kpis(LAGGING),

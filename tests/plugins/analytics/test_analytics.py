@@ -587,3 +587,27 @@ def test_postgresql_groups_by_the_servers_calendar_whatever_the_sessions_time_zo
     assert [point["count"] for point in year["trend"]] == [2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
     assert sum(point["count"] for point in year["trend"]) == current(year, "leading", "reported")
     assert analytics(admin, day(-7), day(7))["actions"] == {"onTime": 1, "late": 1, "pending": 0}
+
+
+def test_periods_are_calendar_days_of_the_servers_zone_east_of_utc(admin, dbsession, registry,
+                                                                     monkeypatch):
+    """In Berlin (+01:00) local midnight is the evening before in UTC: the
+    periods and the due dates that fall in them are still the calendar days
+    asked for, not the UTC dates of their first instants."""
+    monkeypatch.setitem(registry.settings, "ehs.timezone", "Europe/Berlin")
+    site = new_site(admin)["id"]
+    number = report(admin, site, "2024-01-15T12:00:00+01:00")
+    for due in (dt.date(2024, 2, 29), dt.date(2024, 3, 1), dt.date(2024, 1, 29), dt.date(2024, 1, 30)):
+        action = add_action(admin, number, due=due)
+        set_action_status(admin, action["id"], "done")
+        finish(dbsession, action["id"], "2024-01-10T12:00:00+01:00")  # before every due date
+    report(admin, site, "2024-03-01T00:30:00+01:00", "hazard")  # 23:30 UTC on 29 Feb: current
+    report(admin, site, "2024-01-30T00:30:00+01:00", "injury")  # 23:30 UTC on 29 Jan: previous
+
+    body = analytics(admin, "2024-03-01", "2024-03-31")
+    assert (body["previousFrom"], body["previousTo"]) == ("2024-01-30", "2024-02-29")
+    # Due 1 March: current; due 30 January and 29 February: previous; 29 January: neither.
+    assert body["actions"] == {"onTime": 1, "late": 0, "pending": 0}
+    assert body["leading"]["actionsClosedOnTimeRate"] == {"current": 100.0, "previous": 100.0}
+    assert body["leading"]["hazards"] == {"current": 1, "previous": 0}
+    assert body["lagging"]["injuries"] == {"current": 0, "previous": 1}
