@@ -145,6 +145,24 @@ def on_time_before(request: Request, first: dt.date, last: dt.date) -> ColumnEle
     return (sqltime.epoch_days(Action.due_date, name) + 1) * 86400 - shift
 
 
+def incident_groups(request: Request, where: list[Any]) -> list[tuple[Any, ...]]:
+    """(type, site id, site name, area id, area name, incidents, sum of close
+    days, closed incidents) per type and place of the visible incidents
+    matching `where`; names are joined to the groups, not to every row."""
+    name = dialect(request.dbsession)
+    days = sqltime.days_between(Incident.closed_at, Incident.created_at, name)
+    groups = scoped(request, select(
+        Incident.type.label("type"), Incident.site_id.label("site_id"), Incident.area_id.label("area_id"),
+        func.count().label("incidents"), func.sum(days).label("close_days"),
+        func.count(Incident.closed_at).label("closed"))
+        .group_by(Incident.type, Incident.site_id, Incident.area_id), *where).subquery()
+    return [tuple(row) for row in request.dbsession.execute(
+        select(groups.c.type, groups.c.site_id, Site.name, groups.c.area_id, Area.name,
+               groups.c.incidents, groups.c.close_days, groups.c.closed)
+        .select_from(groups).join(Site, Site.id == groups.c.site_id)
+        .outerjoin(Area, Area.id == groups.c.area_id))]
+
+
 def period_figures(request: Request, first: dt.date, after: dt.date, filters: list[Any],
                    with_cases: bool) -> dict[str, Any]:
     """The KPIs of the calendar days [first, after) in the server's zone."""
@@ -153,12 +171,20 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
     zone = server_zone(request.registry)
     start, end = utc_start(first, zone), utc_start(after, zone)
     where = [Incident.occurred_at >= start, Incident.occurred_at < end, *filters]
-    # Counts by type and the average close time (NULL, so left out, while
-    # open) in one pass over the period.
-    reported, *by_type, close_days = db.execute(scoped(request, select(
-        func.count(), *(func.count().filter(Incident.type == kind) for kind in TYPES),
-        func.avg(sqltime.days_between(Incident.closed_at, Incident.created_at, name))), *where)).one()
-    counts = dict(zip(TYPES, by_type, strict=True))
+    # Counts by type, by place and the close times in one pass over the
+    # period: at most types x areas groups, added up here.
+    counts: dict[str, int] = {}
+    places: dict[tuple[Any, ...], int] = {}
+    close_total, closed = 0.0, 0
+    for kind, site, site_name, area, area_name, count, total, with_close in incident_groups(
+            request, where):
+        counts[kind] = counts.get(kind, 0) + count
+        places[(site, site_name, area, area_name)] = places.get((site, site_name, area, area_name), 0) + count
+        if with_close:
+            close_total += total
+            closed += with_close
+    reported = sum(counts.values())
+    close_days = close_total / closed if closed else None
     finished = sqltime.epoch(func.coalesce(Action.done_at, Action.updated_at), name)
     due_ends = on_time_before(request, first, after)
     completed = Action.status.in_((ActionStatus.done, ActionStatus.verified))
@@ -185,6 +211,7 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
         "actionsLate": late,
         "actionsPending": pending,
         "actionsClosedOnTimeRate": rounded(100 * on_time / (on_time + late)) if on_time + late else None,
+        "places": places,
     }
     if with_cases:
         from ehs_plugins.osha.models import InjuryCase
@@ -259,15 +286,13 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
                                     *period)).all())
     trend = [{"start": day.isoformat(), "count": int(counts.get(i, 0))} for i, day in enumerate(days)]
 
+    # Most incidents first; ties by site, then area (none last), names then ids.
     locations = [{"siteId": s_id, "siteName": s_name, "areaId": a_id, "areaName": a_name, "count": count}
-                 for s_id, s_name, a_id, a_name, count in db.execute(scoped(
-                     request, select(Site.id, Site.name, Area.id, Area.name, func.count(Incident.id))
-                     .select_from(Incident).join(Site, Site.id == Incident.site_id)
-                     .outerjoin(Area, Area.id == Incident.area_id)
-                     .group_by(Site.id, Site.name, Area.id, Area.name)
-                     # A stable order for ties, the same on both databases (NULL areas last).
-                     .order_by(func.count(Incident.id).desc(), Site.name, Site.id, Area.id.is_(None),
-                               Area.name, Area.id), *period))]
+                 for (s_id, s_name, a_id, a_name), count in sorted(
+                     current.pop("places").items(),
+                     key=lambda item: (-item[1], item[0][1], item[0][0], item[0][2] is None,
+                                       item[0][3] or "", item[0][2] or 0))]
+    previous.pop("places")
     root_causes = [{"category": category, "count": count} for category, count in db.execute(scoped(
         request, select(RootCause.category, func.count())
         .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
