@@ -52,19 +52,10 @@ def dialect(dbsession: Session) -> str:
     return dbsession.get_bind().dialect.name
 
 
-def incident_ids(request: Request, *where: Any) -> Select:
-    """The ids of visible incidents matching `where`, as a subquery source."""
-    return scoped(request, select(Incident.id), *where)
-
-
-def visible(request: Request, *where: Any) -> Any:
-    return Incident.id.in_(incident_ids(request, *where))
-
-
 def scoped(request: Request, stmt: Select, *where: Any) -> Select:
     """`stmt` (which reads `Incident`, joined to at most one row per incident)
     narrowed to the caller's visible incidents of the organization that match
-    `where`: the same rows as `Incident.id.in_(incident_ids(...))`, in one pass."""
+    `where`, in the same pass (no second one to match ids)."""
     identity = request.identity
     return visible_incidents(stmt.where(Incident.organization_id == identity.user.organization_id, *where),
                              identity)
@@ -163,9 +154,13 @@ def incident_groups(request: Request, where: list[Any]) -> list[tuple[Any, ...]]
         .outerjoin(Area, Area.id == groups.c.area_id))]
 
 
+Place = tuple[int, str, int | None, str | None]  # site id and name, area id and name
+
+
 def period_figures(request: Request, first: dt.date, after: dt.date, filters: list[Any],
-                   with_cases: bool) -> dict[str, Any]:
-    """The KPIs of the calendar days [first, after) in the server's zone."""
+                   with_cases: bool) -> tuple[dict[str, Any], dict[Place, int]]:
+    """The KPIs of the calendar days [first, after) in the server's zone, and
+    the incident count per place (read in the same pass)."""
     db = request.dbsession
     name = dialect(db)
     zone = server_zone(request.registry)
@@ -174,12 +169,11 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
     # Counts by type, by place and the close times in one pass over the
     # period: at most types x areas groups, added up here.
     counts: dict[str, int] = {}
-    places: dict[tuple[Any, ...], int] = {}
+    places: dict[Place, int] = {}
     close_total, closed = 0.0, 0
-    for kind, site, site_name, area, area_name, count, total, with_close in incident_groups(
-            request, where):
+    for kind, *place, count, total, with_close in incident_groups(request, where):
         counts[kind] = counts.get(kind, 0) + count
-        places[(site, site_name, area, area_name)] = places.get((site, site_name, area, area_name), 0) + count
+        places[tuple(place)] = places.get(tuple(place), 0) + count
         if with_close:
             close_total += total
             closed += with_close
@@ -211,7 +205,6 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
         "actionsLate": late,
         "actionsPending": pending,
         "actionsClosedOnTimeRate": rounded(100 * on_time / (on_time + late)) if on_time + late else None,
-        "places": places,
     }
     if with_cases:
         from ehs_plugins.osha.models import InjuryCase
@@ -222,7 +215,7 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
             .where(InjuryCase.recordable.is_(True)), *where)).one()
         figures["recordableCases"] = recordable
         figures["daysAway"] = int(days_away)
-    return figures
+    return figures, places
 
 
 def site_offsets(request: Request, site_id: int | None, start: dt.datetime,
@@ -265,8 +258,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     if incident_type is not None:
         filters.append(Incident.type == incident_type)
     with_cases = osha and show_rates
-    current = period_figures(request, first, after, filters, with_cases)
-    previous = period_figures(request, previous_first, first, filters, with_cases)
+    current, places = period_figures(request, first, after, filters, with_cases)
+    previous, _ = period_figures(request, previous_first, first, filters, with_cases)
 
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}
@@ -289,10 +282,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     # Most incidents first; ties by site, then area (none last), names then ids.
     locations = [{"siteId": s_id, "siteName": s_name, "areaId": a_id, "areaName": a_name, "count": count}
                  for (s_id, s_name, a_id, a_name), count in sorted(
-                     current.pop("places").items(),
-                     key=lambda item: (-item[1], item[0][1], item[0][0], item[0][2] is None,
-                                       item[0][3] or "", item[0][2] or 0))]
-    previous.pop("places")
+                     places.items(), key=lambda item: (-item[1], item[0][1], item[0][0], item[0][2] is None,
+                                                       item[0][3] or "", item[0][2] or 0))]
     root_causes = [{"category": category, "count": count} for category, count in db.execute(scoped(
         request, select(RootCause.category, func.count())
         .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
