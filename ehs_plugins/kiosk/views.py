@@ -22,7 +22,7 @@ from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.views import file_incident, number_incident, replay_allowed
-from ehs_core.pages import PAGE_HEADERS
+from ehs_core.ui import PAGE_HEADERS
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
