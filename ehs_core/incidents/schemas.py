@@ -8,7 +8,7 @@ from typing import Any
 import colander
 
 from ehs_core.incidents.models import IncidentType, Severity, Status
-from ehs_core.schemas import Bool, Choice, Int, QueryInt, Str, drop, field, text
+from ehs_core.schemas import Bool, Choice, Date, Int, QueryInt, Str, drop, field, text
 
 # Clocks differ a little between a phone and the server.
 FUTURE_TOLERANCE = dt.timedelta(minutes=2)
@@ -87,6 +87,7 @@ STATUS_QUERY = enum_query(Status)
 TYPE_QUERY = enum_query(IncidentType)
 SEVERITY_QUERY = enum_query(Severity)
 SITE_QUERY = field(QueryInt(), missing=None)
+DATE_QUERY = field(Date(), missing=None, description="a calendar day YYYY-MM-DD, in the server's zone")
 
 
 class CommentSchema(colander.MappingSchema):
