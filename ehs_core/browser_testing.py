@@ -109,10 +109,8 @@ def new_page(playwright_browser: Any, request: pytest.FixtureRequest) -> Iterato
         for n, context in enumerate(contexts):
             for m, page in enumerate(context.pages):
                 name = f"{request.node.name}-{n}-{m}.png".replace("/", "_")
-                try:
+                if not page.is_closed():
                     page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
-                except Exception:
-                    pass
     for context in contexts:
         context.close()
 
