@@ -23,3 +23,4 @@ def includeme(config: Configurator) -> None:
     config.add_route("auth.me", "/api/auth/me")
     config.add_route("auth.password", "/api/auth/password")
     config.scan(".views")
+    config.scan(".listeners")
