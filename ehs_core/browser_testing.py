@@ -48,6 +48,7 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> I
     from webtest.http import StopableWSGIServer
 
     from ehs_core.config import configure
+    from ehs_core.jobs import start_in_process_runner
     from ehs_core.migrations import upgrade
 
     for name in [k for k in os.environ if k.startswith("EHS_") and not k.startswith("EHS_TEST_")]:
@@ -60,12 +61,15 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> I
     config = configure(dict(settings, **{"sqlalchemy.url": database, "ehs.public_url": url}))
     upgrade(config.registry)
     app = config.make_wsgi_app()
+    runner = start_in_process_runner(config.registry)  # mail goes out, as under pserve
     server = StopableWSGIServer.create(app, host="127.0.0.1", port=port, threads=4)
     try:
         assert server.wait(), "the live server did not start"
         yield Live(url, app, config.registry)
     finally:
         server.shutdown()
+        if runner is not None:
+            runner.stop()
         config.registry["db.engine"].dispose()
 
 

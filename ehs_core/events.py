@@ -61,7 +61,10 @@ class AfterCommit:
         return self.event.request
 
     def __getattr__(self, name: str) -> Any:
-        if name == "event":  # not set yet (copying, unpickling)
+        # Only the event's fields: forwarding dunder names would hand the
+        # twin the event's `__providedBy__`, and every in-transaction
+        # listener would run a second time, after commit.
+        if name == "event" or name.startswith("__"):  # "event": not set yet (copying)
             raise AttributeError(name)
         return getattr(self.event, name)
 

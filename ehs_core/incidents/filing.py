@@ -168,3 +168,22 @@ def update_incident(request: Request, incident: Incident, data: dict[str, Any]) 
         publish(request, IncidentUpdated(request, incident=incident, changes=changes,
                                          actor_id=actor(request)))
     return changes
+
+
+def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]:
+    """A signed-in user's report, whichever face sends it: filed and numbered,
+    or — for a retry of the same clientId — the stored report, which goes
+    back only to whoever may have it (else Conflict / Unprocessable, as
+    `check_replay` says). Returns (incident, created)."""
+    from ehs_core.incidents.resources import IncidentContext
+    from ehs_core.security import Permission
+
+    user = request.identity.user
+    incident, created = file_incident(request, data, user.organization_id, user.id)
+    if not created:
+        check_replay(incident, data, sender_filed_it=(
+            incident.anonymous or incident.reporter_id == user.id or request.has_permission(
+                Permission.view_incident, IncidentContext(request, incident))))
+        return incident, False
+    number_incident(request, incident)
+    return incident, True

@@ -25,9 +25,9 @@ from sqlalchemy import select
 from ehs_core.attachments import storage
 from ehs_core.audit.timeline import timeline_entries
 from ehs_core.errors import DomainError
-from ehs_core.incidents import comments, filing, listing
+from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
-from ehs_core.incidents.resources import FACTORY, IncidentContext, sees_everything
+from ehs_core.incidents.resources import IncidentContext, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
 from ehs_core.security import Permission
@@ -308,13 +308,7 @@ def report(request: Request) -> Any:
     user = request.identity.user
     try:
         data = IncidentCreateSchema().deserialize(values)
-        incident, created = filing.file_incident(request, data, user.organization_id, user.id)
-        if not created:
-            sender_filed_it = incident.reporter_id == user.id or (
-                incident.anonymous and incident.anonymous == data["anonymous"])
-            filing.check_replay(incident, data, sender_filed_it)
-        else:
-            filing.number_incident(request, incident)
+        incident, created = filing.file_report(request, data)
     except (colander.Invalid, DomainError) as exc:
         request.response.status = 400
         shown = dict(request.POST.items())

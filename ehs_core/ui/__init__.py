@@ -28,7 +28,9 @@ PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
-    "Referrer-Policy": "no-referrer",
+    # Not "no-referrer": browsers then send `Origin: null` with a form's
+    # POST, which the Origin check must refuse. Other sites get nothing.
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }

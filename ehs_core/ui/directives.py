@@ -86,11 +86,18 @@ def _append(config: Configurator, key: str, item: Any) -> None:
     items.sort(key=lambda entry: (entry.order, entry.name))
 
 
+def _root(request: Request) -> Any:
+    """The root context, also on an error page raised before it was set."""
+    from ehs_core.security import Root
+
+    return getattr(request, "root", None) or Root(request)
+
+
 def nav_items(request: Request) -> list[dict[str, Any]]:
     """The caller's menu: entries they may open, with their badges."""
     shown = []
     for item in request.registry.get("ui.nav_items", []):
-        if item.permission and not request.has_permission(item.permission, request.root):
+        if item.permission and not request.has_permission(item.permission, _root(request)):
             continue
         shown.append({"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
                       "badge": item.badge(request) if item.badge else None,
@@ -103,8 +110,8 @@ def rendered_slots(request: Request, key: str, *args: Any, context: Any = None) 
     """The slots of one kind the caller may see, with their variables."""
     shown = []
     for slot in request.registry.get(key, []):
-        if slot.permission and not request.has_permission(slot.permission,
-                                                          context if context is not None else request.root):
+        if slot.permission and not request.has_permission(
+                slot.permission, context if context is not None else _root(request)):
             continue
         variables = slot.provider(request, *args) if slot.provider else {}
         if variables is None:

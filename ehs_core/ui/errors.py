@@ -14,6 +14,8 @@ from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
 
+from ehs_core.errors import DomainError
+
 log = logging.getLogger(__name__)
 
 # Everything outside the API, the static files and the kiosk's token pages.
@@ -55,6 +57,14 @@ def page_http_exception(exc: HTTPException, request: Request) -> Response:
     return error_page(request, exc.code, exc.title, str(exc.detail or exc.title))
 
 
+def page_refusal(exc: DomainError, request: Request) -> Response:
+    """A refusal no page form caught (the Origin check, a request too large)."""
+    if exc.status == 404:
+        return page_not_found(request)
+    return error_page(request, exc.status, request.localizer.translate("This cannot be done"),
+                      request.localizer.translate(exc.message))
+
+
 def page_server_error(exc: Exception, request: Request) -> Response:
     log.exception("unhandled error on page %s %s", request.method, request.path_info)
     return error_page(request, 500, request.localizer.translate("Something went wrong"),
@@ -72,5 +82,6 @@ def includeme(config: Configurator) -> None:
     config.add_notfound_view(page_not_found, path_info=PAGE_PATHS)
     config.add_forbidden_view(page_forbidden, path_info=PAGE_PATHS)
     config.add_exception_view(page_http_exception, context=HTTPException, path_info=PAGE_PATHS)
+    config.add_exception_view(page_refusal, context=DomainError, path_info=PAGE_PATHS)
     config.add_exception_view(page_server_error, context=Exception, path_info=PAGE_PATHS,
                               retryable_error=False)
