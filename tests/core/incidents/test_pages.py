@@ -135,7 +135,8 @@ def test_comments_by_form_and_by_htmx(team, site):
     assert "It is still leaking" in form.submit(status=302).follow().text
     fragment = team["reporter"].post(f"/incidents/{number}/comments", {"body": "And now it stopped"},
                                      headers={"HX-Request": "true"})
-    assert fragment.text.lstrip().startswith('<section id="comments"') and "And now it stopped" in fragment.text
+    assert fragment.text.lstrip().startswith('<section id="comments"')
+    assert "And now it stopped" in fragment.text
     empty = team["reporter"].post(f"/incidents/{number}/comments", {"body": "  "}, status=400)
     assert "Must not be empty" in empty.text
     assert [c["body"] for c in team["reporter"].get(f"/api/incidents/{number}/comments").json] == [

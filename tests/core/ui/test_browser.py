@@ -118,7 +118,8 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     # A supervisor finds it waiting for triage on the home page.
     supervisor = new_page()
     sign_in(supervisor, live, "supervisor@acme.test")
-    supervisor.get_by_role("region", name="Waiting for triage").get_by_role("link", name=re.compile(reference)).click()
+    waiting = supervisor.get_by_role("region", name="Waiting for triage")
+    waiting.get_by_role("link", name=re.compile(reference)).click()
     supervisor.get_by_role("button", name="Move to Triage").click()
     assert supervisor.get_by_text("The incident moved on.").is_visible()
     supervisor.get_by_role("button", name="Move to Investigation").click()
@@ -134,8 +135,8 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     supervisor.reload()
     supervisor.get_by_label("Note").fill("Hose to be replaced")
     supervisor.get_by_role("button", name="Move to Actions").click()
-    action = boss.post_json(f"/api/incidents/{number}/actions",
-                            {"title": "Replace the hose", "assigneeId": boss.get("/api/auth/me").json["user"]["id"]})
+    me = boss.get("/api/auth/me").json["user"]["id"]
+    action = boss.post_json(f"/api/incidents/{number}/actions", {"title": "Replace the hose", "assigneeId": me})
     boss.patch_json(f"/api/actions/{action.json['id']}", {"status": "done"})
     supervisor.reload()
     supervisor.get_by_role("button", name="Move to Verification").click()
