@@ -136,7 +136,8 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     supervisor.get_by_label("Note").fill("Hose to be replaced")
     supervisor.get_by_role("button", name="Move to Actions").click()
     me = boss.get("/api/auth/me").json["user"]["id"]
-    action = boss.post_json(f"/api/incidents/{number}/actions", {"title": "Replace the hose", "assigneeId": me})
+    action = boss.post_json(f"/api/incidents/{number}/actions",
+                            {"title": "Replace the hose", "assigneeId": me})
     boss.patch_json(f"/api/actions/{action.json['id']}", {"status": "done"})
     supervisor.reload()
     supervisor.get_by_role("button", name="Move to Verification").click()
