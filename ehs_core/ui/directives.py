@@ -87,10 +87,12 @@ def _append(config: Configurator, key: str, item: Any) -> None:
 
 
 def _root(request: Request) -> Any:
-    """The root context, also on an error page raised before it was set."""
+    """The application's root context (which grants by role), not the route's
+    context: on an incident page `request.root` is the incident, whose ACL
+    says nothing of menus and cards."""
     from ehs_core.security import Root
 
-    return getattr(request, "root", None) or Root(request)
+    return Root(request)
 
 
 def nav_items(request: Request) -> list[dict[str, Any]]:
