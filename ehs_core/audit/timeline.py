@@ -50,9 +50,11 @@ class TimelineEntry:
         changes: dict[str, Any] = self.entry.changes or {}
         text = SUMMARIES.get(self.entry.action, self.entry.action.replace(".", " ").replace("_", " "))
         status = changes.get("status")
-        if isinstance(status, dict) and status.get("new"):
-            return f"{text}: {status.get('old') or '—'} → {status['new']}".replace("_", " ")
+        if self.entry.action == "incident.transitioned" and isinstance(status, dict):
+            return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
         if self.entry.action.endswith(".updated") and changes:
+            if isinstance(status, dict) and len(changes) == 1:
+                return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
             return f"{text}: {', '.join(sorted(changes))}"
         return text
 
