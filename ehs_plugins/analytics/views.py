@@ -16,6 +16,7 @@ from ehs_core.schemas import Bool, Choice, Date, QueryInt, drop, field, text
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.serialize import iso
 from ehs_plugins.analytics import stats
+from ehs_plugins.analytics.figures import injury_figures
 from ehs_plugins.analytics.models import SavedView
 
 
@@ -74,10 +75,9 @@ def analytics(request: Request) -> dict[str, Any]:
         raise invalid("to", "Must not be before from")
     if last >= three_years_after(first):
         raise invalid("to", "The period may span at most 3 years")
-    identity = request.identity
-    osha = "osha" in request.registry.get("enabled_plugins", ())
-    show_rates = role_at_least(identity.role, Role.supervisor)
-    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates)
+    show_rates = role_at_least(request.identity.role, Role.supervisor)
+    injuries = injury_figures(request.registry) if show_rates else None
+    return stats.analytics(request, first, last, query["siteId"], query["type"], injuries)
 
 
 def view_json(view: SavedView) -> dict[str, Any]:

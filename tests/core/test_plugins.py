@@ -131,6 +131,73 @@ def test_no_module_of_the_core_imports_the_plugins():
     assert offenders == {}
 
 
+PLUGINS_SOURCE = ROOT / "ehs_plugins"
+
+
+def imported_modules(source: str, module: str) -> list[str]:
+    """Every module `source` (the module named `module`) imports, absolute,
+    including `from x import y` as both x and x.y (y may be a module)."""
+    package = module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            found.append(base)
+            found += [f"{base}.{alias.name}" for alias in node.names]
+    return found
+
+
+def wrong_way_imports(source: str, module: str) -> list[str]:
+    """What a plugin module must not import: a core `views` module (the
+    operations are published in service modules) or another plugin."""
+    own = ".".join(module.split(".")[:2])
+    offences = []
+    for name in imported_modules(source, module):
+        parts = name.split(".")
+        if parts[0] == "ehs_core" and "views" in parts[1:]:
+            offences.append(name)
+        elif parts[0] == "ehs_plugins" and len(parts) > 1 and ".".join(parts[:2]) != own:
+            offences.append(name)
+    return offences
+
+
+def test_the_plugin_import_check_recognises_core_views_and_other_plugins():
+    source = textwrap.dedent("""
+        from ehs_core.incidents.views import file_incident
+        from ehs_core.attachments import views
+        import ehs_core.users.views as user_views
+        from ehs_plugins.osha.models import InjuryCase
+        from ehs_plugins import kiosk
+        from ..osha import cases
+        from ehs_core.incidents.filing import file_incident
+        from ehs_plugins.analytics import stats
+        from . import figures
+    """)
+    found = wrong_way_imports(source, "ehs_plugins.analytics.stats")
+    assert sorted(set(found)) == sorted({
+        "ehs_core.incidents.views", "ehs_core.incidents.views.file_incident",
+        "ehs_core.attachments.views", "ehs_core.users.views", "ehs_plugins.osha.models",
+        "ehs_plugins.osha.models.InjuryCase", "ehs_plugins.kiosk", "ehs_plugins.osha",
+        "ehs_plugins.osha.cases"})
+
+
+def test_no_plugin_imports_a_core_views_module_or_another_plugin():
+    modules = sorted(PLUGINS_SOURCE.rglob("*.py"))
+    assert len(modules) > 20  # the walk really saw the plugins
+    offenders = {}
+    for path in modules:
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if refs := wrong_way_imports(path.read_text(encoding="utf-8"), module):
+            offenders[str(path.relative_to(ROOT))] = refs
+    assert offenders == {}
+
+
 def test_the_core_assembles_and_serves_with_the_plugins_package_missing(tmp_path):
     """Run in a fresh interpreter where `import ehs_plugins` fails."""
     script = textwrap.dedent(f"""

@@ -1,21 +1,32 @@
-"""TRIR and DART from the OSHA plugin's cases and hours (only used when that
-plugin is enabled): rolling 12 months to the end of the period, and per
-calendar year. Recordable cases x 200,000 / hours worked."""
+"""Injury figures for the analytics plugin (registered through its
+`add_injury_figures` directive when it is enabled): recordable cases and
+days away of a period, and TRIR and DART, rolling 12 months to the end of
+the period and per calendar year. Recordable cases x 200,000 / hours worked."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 
 BASE = Decimal(200_000)
+
+
+def period_cases(request: Request, scope: Callable[[Select], Select]) -> tuple[int, int]:
+    """(recordable cases, days away) of the incidents `scope` narrows to."""
+    recordable, days_away = request.dbsession.execute(scope(
+        select(func.count(), func.coalesce(func.sum(InjuryCase.days_away), 0))
+        .select_from(InjuryCase).join(Incident, Incident.id == InjuryCase.incident_id)
+        .where(InjuryCase.recordable.is_(True)))).one()
+    return recordable, days_away
 
 
 def _rate(count: int, hours: Decimal) -> float | None:
