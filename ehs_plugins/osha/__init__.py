@@ -26,6 +26,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
+    config.scan(".listeners")
     # Recordable cases and rates for the analytics plugin, through the
     # directive it owns. Plugins are included in the order the setting lists
     # them, so the offer is made once all are in: at commit.
