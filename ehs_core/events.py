@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ehs_core.attachments.models import Attachment
     from ehs_core.incidents.models import Incident
     from ehs_core.investigation.models import Investigation, RootCause
-    from ehs_core.users.models import User
+    from ehs_core.users.models import Organization, User
 
 
 def actor(request: Request) -> int | None:
@@ -89,6 +89,24 @@ def publish(request: Request, event: Event) -> None:
     if event.after is not None:
         twin = event.after(event)
         after_commit(request, lambda: request.registry.notify(twin))
+
+
+# --- the organization and its users -------------------------------------------------
+
+
+class AfterOrganizationCreated(AfterCommit):
+    """After-commit twin of OrganizationCreated."""
+
+
+@dataclass(eq=False)
+class OrganizationCreated(Event):
+    """Setup created the organization (auth's `POST /api/setup`, before its
+    first admin exists: `actor_id` is None). The incidents package starts
+    the organization's numbering here."""
+
+    after = AfterOrganizationCreated
+    organization: Organization
+    actor_id: int | None
 
 
 # --- users ------------------------------------------------------------------

@@ -31,7 +31,7 @@ from ehs_core.auth.sessions import end_current_session, end_user_sessions, start
 from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token, retire_tokens
 from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError, error_response
-from ehs_core.incidents.models import IncidentCounter
+from ehs_core.events import OrganizationCreated, publish
 from ehs_core.mail import send_mail
 from ehs_core.security import Permission, Role
 from ehs_core.users.models import Organization, User, normalize_email, user_json
@@ -84,7 +84,7 @@ def setup(request: Request) -> Response:
         org = Organization(name=data["organizationName"])
         request.dbsession.add(org)
         request.dbsession.flush()
-        request.dbsession.add(IncidentCounter(organization_id=org.id, last_number=0))
+        publish(request, OrganizationCreated(request, organization=org, actor_id=None))
     else:
         org.name = data["organizationName"]
     email = normalize_email(data["email"])
