@@ -61,7 +61,10 @@ class AfterCommit:
         return self.event.request
 
     def __getattr__(self, name: str) -> Any:
-        if name == "event":  # not set yet (copying, unpickling)
+        # Dunder names are the twin's own: zope.interface looks up
+        # `__providedBy__` to pick listeners, and forwarding it would hand
+        # the twin to the original event's (in-transaction) listeners.
+        if name == "event" or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.event, name)
 

@@ -16,4 +16,4 @@ def test_setup_starts_the_organizations_numbering_through_its_event(admin, dbses
         IncidentCounter.organization_id == org_id)).scalar_one()
     assert counter.last_number == 0
     first = file_report(admin, new_site(admin)["id"])
-    assert first["reference"] == "INC-1"
+    assert first["number"] == 1
