@@ -42,21 +42,19 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
+    from ehs_core.actions.digest import send_digests
+
     registry = _bootstrap(args.config)
-    job = registry.get("digest_runner")
-    if job is None:
-        print("no digest is registered")
-        return 0
-    sent = job(registry)
+    sent = send_digests(registry)
     print(f"{sent} digest(s) sent")
     return 0
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from ehs_core.plugins import discover
+    from ehs_core.plugins import discover, enabled_plugins
 
     registry = _bootstrap(args.config)
-    enabled = set(registry.get("enabled_plugins", ()))
+    enabled = set(enabled_plugins(registry))
     for name, ep in sorted(discover().items()):
         state = "enabled" if name in enabled else "disabled"
         print(f"{name}\t{state}\t{ep.value}")

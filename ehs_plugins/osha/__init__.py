@@ -32,7 +32,7 @@ def includeme(config: Configurator) -> None:
     # them, so the offer is made once all are in: at commit.
     config.action(None, lambda: offer_injury_figures(config))
     # `ehs seed`: injury cases on seeded injuries and illnesses, monthly hours.
-    config.registry.setdefault("seeders", []).append(seed)
+    config.add_seeder("osha", seed)
 
 
 def offer_injury_figures(config: Configurator) -> None:
