@@ -35,15 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("EHS_") and not name.startswith("EHS_TEST_"):
-            monkeypatch.delenv(name)
-    monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
-    monkeypatch.delenv("TZ", raising=False)
-
-
-@pytest.fixture
 def build(tmp_path: Path, clean_environ: None) -> Iterator[Callable[..., Any]]:
     """Assemble an application on its own fresh SQLite database."""
     configs: list[Any] = []
