@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from ehs_core.config import configure
 from ehs_core.migrations import upgrade
 from ehs_core.plugins import GROUP, discover
 from ehs_core.settings import SettingsError
-from ehs_core.testing import Client, base_settings
+from ehs_core.testing import PASSWORD, Client, base_settings, file_report, new_site
 from tests.core import example_plugin
 
 BUILT_IN = ("osha", "kiosk", "analytics")
@@ -358,3 +359,74 @@ def test_enabling_a_plugin_later_migrates_just_that_plugin(build, tmp_path):
     assert "alembic_version_kiosk" in table_names(second)
     with second.registry["db.engine"].connect() as conn:
         assert conn.execute(sa.text("SELECT name FROM organizations")).scalars().all() == ["Acme"]
+
+
+# --- the example plugin uses every kind of extension point ------------------------------------
+
+
+@pytest.fixture
+def example_app(external_plugin: Path, build: Callable[..., Any]) -> Callable[..., Client]:
+    """An application with the example plugin enabled, on its own database,
+    with a signed-in admin and one site."""
+
+    def make() -> Client:
+        config = build("example")
+        app = Client(config.make_wsgi_app())
+        app.post_json("/api/setup", {"organizationName": "Acme Works", "name": "Ada Admin",
+                                     "email": "admin@acme.test", "password": PASSWORD}, status=201)
+        app.site = new_site(app)["id"]
+        app.registry = config.registry
+        return app
+
+    return make
+
+
+def test_the_example_plugin_tags_new_reports_shows_the_tag_and_filters_by_it(example_app):
+    app = example_app()
+    assert "example_tags" in table_names(SimpleNamespace(registry=app.registry))  # its own migrations
+    created = file_report(app, app.site).json
+    assert created["exampleTag"] == "new"  # listener on IncidentCreated, shown by its section
+    other = file_report(app, app.site, title="Loose cable").json["number"]
+    app.put_json(f"/api/example/incidents/{other}/tag", {"tag": "electrical"}, status=200)
+    listed = app.get("/api/incidents?exampleTag=new").json
+    assert [item["number"] for item in listed["items"]] == [created["number"]]
+    assert app.get(f"/api/incidents/{other}").json["exampleTag"] == "electrical"
+    doc = app.get("/api/openapi.json").json
+    assert "exampleTag" in {p["name"] for p in doc["paths"]["/api/incidents"]["get"]["parameters"]}
+
+
+def test_the_example_plugins_guard_holds_closing_until_the_tag_its_setting_names(example_app, monkeypatch):
+    monkeypatch.setenv("EHS_EXAMPLE_CLOSING_TAG", "approved")
+    app = example_app()
+    assert app.registry.settings["example.closing_tag"] == "approved"
+    number = file_report(app, app.site).json["number"]
+    app.post_json(f"/api/incidents/{number}/transitions", {"to": "triage"}, status=200)
+    blocked = {t["to"]: t["blockedReason"] for t in app.get(f"/api/incidents/{number}").json["transitions"]}
+    assert blocked["closed"] == "Tag the incident 'approved' first"
+    refused = app.post_json(f"/api/incidents/{number}/transitions", {"to": "closed"}, status=409).json
+    assert refused == {"error": "Tag the incident 'approved' first"}
+    app.put_json(f"/api/example/incidents/{number}/tag", {"tag": "approved"}, status=200)
+    closed = app.post_json(f"/api/incidents/{number}/transitions", {"to": "closed"}, status=200).json
+    assert closed["status"] == "closed"
+
+
+def test_a_bad_example_setting_stops_start_up_naming_it(external_plugin, build, monkeypatch):
+    monkeypatch.setenv("EHS_EXAMPLE_CLOSING_TAG", "   ")
+    with pytest.raises(SettingsError, match="EHS_EXAMPLE_CLOSING_TAG"):
+        build("example", migrate=False)
+
+
+def takes_core_name(config: Any) -> None:
+    config.add_setting("ehs.public_url", "EHS_OTHER", str, "x")
+
+
+def takes_foreign_variable(config: Any) -> None:
+    config.add_setting("other.thing", "HOME", str, "x")
+
+
+def test_a_plugin_setting_must_not_take_a_core_name_or_a_foreign_variable(build, monkeypatch):
+    with_extra_plugins(monkeypatch, core_name=takes_core_name, foreign=takes_foreign_variable)
+    with pytest.raises(ConfigurationError, match="belongs to the core"):
+        build("core_name", migrate=False)
+    with pytest.raises(ConfigurationError, match="must start with EHS_"):
+        build("foreign", migrate=False)
