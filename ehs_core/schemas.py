@@ -179,16 +179,30 @@ def text(max_length: int, *, min_length: int = 0, missing: Any = required,
     return field(Str(nullable=nullable), missing=missing, validator=colander.Length(**length), **kw)
 
 
+def json_value(raw: bytes | str, path: str) -> Any:
+    """Parsed JSON, or a 400 naming `path` ("Malformed JSON")."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise APIError(400, "Invalid request", [{"path": path, "message": "Malformed JSON"}]) from None
+
+
+def json_object(raw: bytes | str, path: str, not_object: str) -> dict[str, Any]:
+    """A JSON object from a body or a multipart part (a kiosk report), or a
+    400 naming `path`."""
+    body = json_value(raw, path)
+    if not isinstance(body, dict):
+        raise APIError(400, "Invalid request", [{"path": path, "message": not_object}])
+    return body
+
+
 def json_body(request: Request, array: bool = False) -> Any:
     """The request's JSON object. Anything but `application/json` is refused:
     a JSON API that also accepted text/plain or form bodies would let another
     site post to it without a CORS preflight."""
     if request.content_type != "application/json":
         raise APIError(415, "Send the body as application/json")
-    try:
-        body = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        raise APIError(400, "Invalid request", [{"path": "", "message": "Malformed JSON"}]) from None
+    body = json_value(request.body or b"null", "")
     if array and not isinstance(body, list):
         raise APIError(400, "Invalid request", [{"path": "", "message": "The body must be a JSON array"}])
     if not array and not isinstance(body, dict):

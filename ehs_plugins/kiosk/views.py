@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import logging
 import secrets
 from importlib.resources import files
@@ -23,13 +22,14 @@ from ehs_core.errors import APIError, TooMany, invalid
 from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
 from ehs_core.incidents.models import Incident
 from ehs_core.pages import PAGE_HEADERS
+from ehs_core.schemas import json_object
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
-from ehs_plugins.kiosk.security import FILE_REPORT
+from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +126,7 @@ def _report_part(request: Request) -> dict[str, Any]:
     if part is None:
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Required"}])
     raw = part.file.read() if hasattr(part, "file") else part
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise APIError(400, "Invalid request", [{"path": "report", "message": "Malformed JSON"}]) from None
-    if not isinstance(body, dict):
-        raise APIError(400, "Invalid request", [{"path": "report", "message": "Must be a JSON object"}])
-    return body
+    return json_object(raw, "report", "Must be a JSON object")
 
 
 @view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT,
@@ -197,9 +191,7 @@ def _int(value: str | None) -> int | None:
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
 def report_page(request: Request) -> Response:
     token = request.matchdict["token"]
-    link = request.dbsession.execute(
-        select(KioskLink).where(KioskLink.token == token, KioskLink.revoked.is_(False))).scalar() \
-        if len(token) <= 64 else None
+    link = active_link(request.dbsession, token)
     if link is None:
         raise HTTPNotFound()
     config = config_json(request, link)
