@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import io
 import os
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,41 +20,10 @@ import ehs_core.audit
 from ehs_core.attachments.backends import CHUNK_SIZE, Backend, Missing
 from ehs_core.attachments.backends.database import DatabaseBackend
 from ehs_core.attachments.backends.local import LocalBackend
-from ehs_core.testing import free_port
 from tests.core.attachments import samples
 from tests.core.attachments.test_attachments import new_site, report, upload
 
 BACKENDS = ["local", "database", "s3"]
-
-
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    """An S3-compatible HTTP server on loopback for the whole session."""
-    moto_server = pytest.importorskip("moto.server", reason="moto[server] is not installed")
-    port = free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
-
-
-@pytest.fixture
-def s3_environ(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The backend takes everything from the standard AWS_* variables, as in production.
-    for name, value in {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ACCESS_KEY_ID": "test-key",
-                        "AWS_SECRET_ACCESS_KEY": "test-secret", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-
-
-def make_s3_backend(request: pytest.FixtureRequest) -> Backend:
-    request.getfixturevalue("s3_environ")
-    from ehs_core.attachments.backends import make_backend
-
-    bucket = f"ehs-{uuid.uuid4().hex[:12]}"
-    backend = make_backend(f"s3://{bucket}/attachments", registry=None)
-    backend.client.create_bucket(Bucket=bucket)
-    return backend
 
 
 @pytest.fixture(params=BACKENDS)
@@ -68,7 +35,7 @@ def store(request: pytest.FixtureRequest, registry: Any, dbsession: Any, tmp_pat
     elif request.param == "database":
         backend = DatabaseBackend(registry)
     else:
-        backend = make_s3_backend(request)
+        backend = request.getfixturevalue("new_s3_store")()
     monkeypatch.setitem(registry, "attachments.storage", backend)
     return backend
 
