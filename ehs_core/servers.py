@@ -3,7 +3,7 @@ gunicorn (production.ini), honouring `pserve CONFIG http_port=NNNN` and, for
 gunicorn, `http_host=ADDRESS` (a web host of a several-host deployment
 listens on its private address, where the balancer reaches it) and
 `forwarded_allow_ips=ADDRESS,…` (the balancer whose X-Forwarded-* headers
-are believed).
+are believed) and `workers=N` (sized to the host's cores).
 
 A value in the ini's [DEFAULT] section would override the command line's
 variables (configparser reads the file after its defaults), so the port is
@@ -34,6 +34,7 @@ def gunicorn(app: Any, global_conf: dict[str, Any], **local: Any) -> Any:
 
     local["bind"] = _with_port(local.get("bind", "127.0.0.1:6543"), global_conf.get("http_port"),
                                global_conf.get("http_host"))
-    if global_conf.get("forwarded_allow_ips"):
-        local["forwarded_allow_ips"] = global_conf["forwarded_allow_ips"]
+    for key in ("forwarded_allow_ips", "workers"):
+        if global_conf.get(key):
+            local[key] = global_conf[key]
     return serve(app, global_conf, **local)
