@@ -1,7 +1,9 @@
 """Health: `GET /api/health` is `{ok: true}` for anyone (a load balancer's
 liveness probe); admins also get the state of the database and the job
 queue. `GET /api/health/ready` checks both and answers 503 when one is
-down, for readiness probes and operators."""
+down, for readiness probes and operators. Only admins see what is down
+and why (error class names, queue sizes tell an attacker what runs
+behind the service); a probe needs nothing but the status."""
 
 from __future__ import annotations
 
@@ -43,11 +45,15 @@ def checks(request: Request) -> dict[str, Any]:
 
 @view_config(route_name="health", request_method="GET", renderer="json", permission=NO_PERMISSION_REQUIRED)
 def health(request: Request) -> dict[str, Any]:
-    identity = request.identity
-    if identity is not None and identity.is_user and role_at_least(identity.role, Role.admin):
+    if is_admin(request):
         detail = checks(request)
         return {"ok": True, "detail": detail}
     return {"ok": True}
+
+
+def is_admin(request: Request) -> bool:
+    identity = request.identity
+    return identity is not None and identity.is_user and role_at_least(identity.role, Role.admin)
 
 
 @view_config(route_name="health.ready", request_method="GET", renderer="json",
@@ -55,9 +61,12 @@ def health(request: Request) -> dict[str, Any]:
 def ready(request: Request) -> Any:
     detail = checks(request)
     ok = all(part["ok"] for part in detail.values())
+    body: dict[str, Any] = {"ok": ok}
+    if is_admin(request):
+        body["detail"] = detail
     if not ok:
-        return Response(json_body={"ok": False, "detail": detail}, status=503)
-    return {"ok": True, "detail": detail}
+        return Response(json_body=body, status=503)
+    return body
 
 
 def includeme(config: Configurator) -> None:
