@@ -29,7 +29,8 @@ def test_answers_with_injury_data_are_not_stored_by_caches(admin):
     ("POST", "/api/auth/login", 400),  # refused by body validation
 ])
 def test_refusals_carry_the_headers_too(client, method, path, status):
-    response = client.request(path, method=method, status=status, headers={"Content-Type": "application/json"},
+    response = client.request(path, method=method, status=status,
+                              headers={"Content-Type": "application/json"},
                               body=b"{}" if method == "POST" else b"")
     assert_private(response)
 
