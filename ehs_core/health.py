@@ -1,7 +1,8 @@
 """Health: `GET /api/health` is `{ok: true}` for anyone (a load balancer's
 liveness probe); admins also get the state of the database and the job
-queue. `GET /api/health/ready` checks both and answers 503 when one is
-down, for readiness probes and operators. Only admins see what is down
+queue, and the mail that failed for good. `GET /api/health/ready` checks
+the database and the queue and answers 503 when one is down, for
+readiness probes and operators. Only admins see what is down
 and why (error class names, queue sizes tell an attacker what runs
 behind the service); a probe needs nothing but the status."""
 
@@ -17,6 +18,7 @@ from pyramid.security import NO_PERMISSION_REQUIRED
 from pyramid.view import view_config
 from sqlalchemy import text
 
+from ehs_core.mail import failed_mail
 from ehs_core.security import Role, role_at_least
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,9 @@ def checks(request: Request) -> dict[str, Any]:
 def health(request: Request) -> dict[str, Any]:
     if is_admin(request):
         detail = checks(request)
+        if detail["database"]["ok"]:
+            # Mail that will never arrive: who did not hear of what, and why.
+            detail["mail"] = failed_mail(request.dbsession)
         return {"ok": True, "detail": detail}
     return {"ok": True}
 
