@@ -47,9 +47,20 @@ def cmd_digest(args: argparse.Namespace) -> int:
     if job is None:
         print("no digest is registered")
         return 0
-    sent = job(registry)
-    print(f"{sent} digest(s) sent")
-    return 0
+    if registry.settings.get("ehs.huey_url"):
+        # The worker delivers them, with retries, after this command exits.
+        print(f"{job(registry)} digest(s) queued for the worker")
+        return 0
+    # In-process jobs would die with this process: deliver before exiting, so
+    # the count printed is what reached SMTP; a mail not taken is recorded
+    # as failed (admins see it in GET /api/health).
+    from ehs_core.mail import deliver
+
+    results: list[bool] = []
+    count = job(registry, lambda message: results.append(deliver(registry, message, last_attempt=True)))
+    failed = results.count(False)
+    print(f"{count - failed} digest(s) sent" + (f", {failed} not delivered" if failed else ""))
+    return 1 if failed else 0
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:

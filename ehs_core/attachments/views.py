@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from ehs_core import audit
 from ehs_core.attachments import MAX_PER_INCIDENT, attachment_json
 from ehs_core.attachments.backends import Missing
+from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
 from ehs_core.attachments.models import Attachment
 from ehs_core.attachments.storage import clean_filename, detect_type, open_stored, remove_after_commit, store
 from ehs_core.db import utcnow
@@ -72,8 +73,14 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
                               .where(Attachment.incident_id == incident.id)).scalar()
     if count >= MAX_PER_INCIDENT:
         raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
+    try:
+        source = strip_metadata(source, content_type) or source
+    except UnreadablePhoto:
+        raise Refused(415, "The photo could not be read") from None
     storage_name, stored_size = store(request, source)
-    item = Attachment(incident_id=incident.id, filename=clean_filename(upload.filename, content_type),
+    # An anonymous report keeps no name a phone or a person gave the file.
+    name = None if incident.anonymous else upload.filename
+    item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
                       storage_name=storage_name, content_type=content_type, size=stored_size,
                       uploaded_by_id=uploader_id, created_at=utcnow())
     dbsession.add(item)

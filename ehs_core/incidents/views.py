@@ -64,13 +64,21 @@ def find_by_client_id(dbsession: Any, organization_id: int, client_id: str | Non
         Incident.organization_id == organization_id, Incident.client_id == client_id)).scalar()
 
 
+def user_filer(anonymous: bool, user_id: int | None) -> str:
+    """The identity a user's report is filed under, for clientId replays: an
+    anonymous report names no user (spec: not linked to any reporter)."""
+    return "user" if anonymous or user_id is None else f"user:{user_id}"
+
+
 def file_incident(request: Request, data: dict[str, Any], organization_id: int,
-                  reporter_id: int | None) -> tuple[Incident, bool]:
+                  reporter_id: int | None, filer: str | None = None) -> tuple[Incident, bool]:
     """Store a report, not yet numbered; returns (incident, created). A
     report with a used clientId gives back the stored one (even if its site
-    was archived since). The caller finishes with `number_incident` before
-    commit; anything it does in between (building the answer, storing files)
-    stays outside the organization's numbering lock."""
+    was archived since); the caller must answer a replay only when
+    `incident.client_filer` is its own `filer` (default: the user's). The
+    caller finishes with `number_incident` before commit; anything it does
+    in between (building the answer, storing files) stays outside the
+    organization's numbering lock."""
     dbsession = request.dbsession
     try:
         check_location(request, data["siteId"], data.get("areaId"), new=True)
@@ -82,6 +90,8 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
     incident = Incident(organization_id=organization_id, status="reported", number=None,
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
                         reporter_id=None if data["anonymous"] else reporter_id)
+    if incident.client_id:
+        incident.client_filer = filer or user_filer(data["anonymous"], reporter_id)
     for key, attr in FIELDS.items():
         setattr(incident, attr, data.get(key))
     set_occurred_at(incident, data["occurredAt"])
@@ -129,20 +139,33 @@ def create(request: Request) -> dict:
     user = request.identity.user
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
-        visible = incident.anonymous or incident.reporter_id == user.id or request.has_permission(
-            Permission.view_incident, IncidentContext(request, incident))
-        if not visible:
-            raise APIError(409, "This clientId was already used")
-        if not replay_allowed(incident, data):
-            raise APIError(422, "This clientId was already used for a different report")
-        request.response.status = 200
-        return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+        return replay(request, incident, data)
     # The answer is built before the number is taken, outside the numbering lock.
     body = (incident_json(request, incident, detail=True, fresh=True)
             | detail_extras(request, incident, fresh=True))
     number_incident(request, incident)
     request.response.status = 201
     return body | {"number": incident.number, "reference": incident.reference}
+
+
+def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
+    """The answer to a create sent again: only to the identity that filed
+    the report (anyone else learns nothing beyond "used"), and no more than
+    that identity may see: the detail if it may open the incident, else the
+    report as it was filed (an anonymous reporter cannot open their report,
+    and its investigation is not theirs to read)."""
+    if incident.client_filer is None or incident.client_filer != user_filer(
+            data["anonymous"], request.identity.user_id):
+        raise APIError(409, "This clientId was already used")
+    if not replay_allowed(incident, data):
+        raise APIError(422, "This clientId was already used for a different report")
+    request.response.status = 200
+    context = IncidentContext(request, incident)
+    if request.has_permission(Permission.view_incident, context):
+        return (incident_json(request, incident, detail=True)
+                | detail_extras(request, incident, context=context))
+    return (incident_json(request, incident, detail=True, fresh=True)
+            | detail_extras(request, incident, fresh=True))
 
 
 def list_query(request: Request, query: dict[str, Any]) -> Select:

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from ehs_core.auth.sessions import end_user_sessions
-from ehs_core.auth.tokens import TokenPurpose, issue_token
+from ehs_core.auth.tokens import TokenPurpose, issue_token, retire_tokens
 from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError
 from ehs_core.events import UserCreated, UserUpdated, publish
@@ -100,7 +100,11 @@ def update_user(request: Request) -> dict:
         user.password_hash = request.registry["passwords"].hash(data["password"])
         changes["password"] = True
     if deactivating or "password" in data:
+        # A password set by an admin or a deactivation also voids the user's
+        # pending emailed links, as a self-service change does (ASVS 5 6.4.x):
+        # a link mailed before must not sign a reactivated user in.
         end_user_sessions(request, user.id)
+        retire_tokens(dbsession, user.id)
     publish(request, UserUpdated(request, user=user, changes=changes))
     log.info("user %s updated user %s: %s", request.identity.user_id, user.id, sorted(changes))
     return user_json(user)

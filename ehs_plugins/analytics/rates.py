@@ -76,7 +76,10 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     return found
 
 
-def rates(request: Request, last: dt.date, site_id: int | None) -> dict[str, Any]:
+def rates(request: Request, last: dt.date, site_id: int | None, with_counts: bool = True) -> dict[str, Any]:
+    """Rolling 12 months to `last` and the last three calendar years.
+    Without `with_counts` only the rates and hours are given: the case
+    counts are injury-record figures for safety managers."""
     end_index = last.year * 12 + last.month - 1
     start_index = end_index - 11
     years = range(last.year - 2, last.year + 1)
@@ -87,4 +90,7 @@ def rates(request: Request, last: dt.date, site_id: int | None) -> dict[str, Any
     rolling["to"] = last.isoformat()
     for year, item in zip(years, yearly, strict=True):
         item["year"] = year
+    if not with_counts:
+        for item in (rolling, *yearly):
+            del item["recordableCases"], item["dartCases"]
     return {"rolling12Months": rolling, "yearly": yearly}

@@ -243,7 +243,11 @@ LAGGING = ("injuries", "illnesses", "recordableCases", "daysAway")
 
 
 def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | None,
-              incident_type: str | None, osha: bool, show_rates: bool) -> dict[str, Any]:
+              incident_type: str | None, osha: bool, show_rates: bool,
+              show_cases: bool) -> dict[str, Any]:
+    """The analytics answer. `show_rates` adds TRIR and DART; `show_cases`
+    adds the injury-record figures (recordable cases, days away, case
+    counts behind the rates), which are left out, not zeroed, otherwise."""
     db = request.dbsession
     name = dialect(db)
     zone = server_zone(request.registry)
@@ -257,7 +261,7 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         filters.append(Incident.site_id == site_id)
     if incident_type is not None:
         filters.append(Incident.type == incident_type)
-    with_cases = osha and show_rates
+    with_cases = osha and show_cases
     current, places = period_figures(request, first, after, filters, with_cases)
     previous, _ = period_figures(request, previous_first, first, filters, with_cases)
 
@@ -313,5 +317,5 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     if osha and show_rates:
         from ehs_plugins.analytics.rates import rates
 
-        body["rates"] = rates(request, last, site_id)
+        body["rates"] = rates(request, last, site_id, with_counts=show_cases)
     return body

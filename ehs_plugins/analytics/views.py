@@ -76,8 +76,15 @@ def analytics(request: Request) -> dict[str, Any]:
         raise invalid("to", "The period may span at most 3 years")
     identity = request.identity
     osha = "osha" in request.registry.get("enabled_plugins", ())
+    # Rates are for supervisors and above; the injury-record figures behind
+    # them (recordable cases, days away, case counts) only for those who keep
+    # the records, since in a small site or period they name a person
+    # (spec: Incident.injuredCount is the only injury-record figure below
+    # safety_manager; 29 CFR 1904.29(b)(6)-(10) privacy of case data).
     show_rates = role_at_least(identity.role, Role.supervisor)
-    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates)
+    show_cases = role_at_least(identity.role, Role.safety_manager)
+    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates,
+                           show_cases)
 
 
 def view_json(view: SavedView) -> dict[str, Any]:

@@ -163,7 +163,8 @@ def file_report(request: Request) -> dict[str, Any]:
     if wait is not None:
         raise APIError(429, "Too many reports from this link; try again in a few minutes",
                        headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    incident, created = file_incident(request, data, link.organization_id, reporter_id=None)
+    incident, created = file_incident(request, data, link.organization_id, reporter_id=None,
+                                      filer=f"kiosk:{link.id}")
     if not created:  # the same clientId arrived concurrently
         return replay(request, link, incident, data)
     request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,

@@ -4,6 +4,7 @@ ignored fields, retries with a clientId, and the notice of serious reports."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import uuid
 
@@ -346,6 +347,60 @@ def test_another_user_cannot_fetch_a_report_by_its_client_id(admin, make_user, d
     response = report(stranger, site["id"], status="*", clientId=key, title="Private matter")
     assert response.status_int not in (200, 201)
     assert "Private matter" not in response.text
+    assert incident_count(dbsession) == 1
+
+
+def investigate(admin, number):
+    admin.put_json(f"{INCIDENTS}/{number}/investigation", {"summary": "Driver J. Smith was tired"})
+    admin.post_json(f"{INCIDENTS}/{number}/root-causes",
+                    {"category": "people", "description": "Night shift fatigue"}, status=201)
+
+
+def test_a_replay_answers_only_to_the_user_who_filed_a_named_report(admin, make_user, dbsession):
+    site = new_site(admin)
+    owner = make_user("reporter")
+    supervisor = make_user("supervisor")
+    key = str(uuid.uuid4())
+    report(owner, site["id"], clientId=key)
+    investigate(admin, 1)
+    # a supervisor may open the incident, but did not file it: the replay is not theirs
+    response = report(supervisor, site["id"], status=409, clientId=key)
+    assert "INC-0001" not in response.text
+    again = report(owner, site["id"], status=200, clientId=key).json
+    assert again["investigation"]["summary"] == "Driver J. Smith was tired"  # the owner sees it anyway
+    assert incident_count(dbsession) == 1
+
+
+def test_an_anonymous_replay_gives_back_only_the_report_as_filed(admin, make_user, dbsession):
+    """The anonymous reporter cannot open the incident (404), so a retry
+    must not hand them its investigation, root causes or actions."""
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    key = str(uuid.uuid4())
+    first = report(reporter, site["id"], clientId=key, anonymous=True).json
+    investigate(admin, 1)
+    assert admin.get(f"{INCIDENTS}/1").json["investigation"]["summary"]  # it is there
+    reporter.get(f"{INCIDENTS}/1", status=404)
+    again = report(reporter, site["id"], status=200, clientId=key, anonymous=True)
+    assert again.json["reference"] == first["reference"] == "INC-0001"
+    assert "Smith" not in again.text and "fatigue" not in again.text
+    assert again.json["investigation"] is None
+    assert again.json["rootCauses"] == []
+    assert again.json["reporter"] is None
+    assert incident_count(dbsession) == 1
+
+
+def test_a_reporting_links_client_id_does_not_replay_for_a_signed_in_user(admin, client, dbsession):
+    site = new_site(admin)
+    token = admin.post_json("/api/kiosks", {"name": "Gate tablet"}, status=201).json["token"]
+    key = str(uuid.uuid4())
+    body = {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
+            "siteId": site["id"], "clientId": key}
+    client.post("/api/kiosk/reports", params=[("report", json.dumps(body))],
+                content_type="multipart/form-data", headers={"X-Kiosk-Token": token}, status=201)
+    investigate(admin, 1)
+    response = report(admin, site["id"], status=409, clientId=key, anonymous=True)
+    assert "INC-0001" not in response.text and "Smith" not in response.text
     assert incident_count(dbsession) == 1
 
 

@@ -462,6 +462,41 @@ def test_admin_setting_a_password_ends_sessions_and_the_new_one_works(admin, mak
     admin.get("/api/users", status=200)
 
 
+def emailed_token(client, inbox, email, path):
+    client.post_json(path, {"email": email}, status=204)
+    [message] = inbox.wait(1)
+    inbox.clear()
+    return body_of(message).split("token=", 1)[1].split()[0]
+
+
+def test_a_reactivated_user_cannot_use_a_link_mailed_before_deactivation(admin, make_user, new_client,
+                                                                         inbox):
+    target = make_user("reporter")
+    inbox.settle(0.1)
+    inbox.clear()
+    magic = emailed_token(new_client(), inbox, target.user["email"], "/api/auth/magic-link")
+    reset = emailed_token(new_client(), inbox, target.user["email"], "/api/auth/password-reset")
+    admin.patch_json(f"/api/users/{target.user['id']}", {"active": False})
+    admin.patch_json(f"/api/users/{target.user['id']}", {"active": True})
+    new_client().post_json("/api/auth/magic-link/verify", {"token": magic}, status=400)
+    new_client().post_json("/api/auth/password-reset/confirm",
+                           {"token": reset, "newPassword": NEW_PASSWORD}, status=400)
+    new_client().login(target.user["email"])  # the account itself works again
+
+
+def test_a_password_set_by_an_admin_retires_pending_links(admin, make_user, new_client, inbox):
+    target = make_user("reporter")
+    inbox.settle(0.1)
+    inbox.clear()
+    magic = emailed_token(new_client(), inbox, target.user["email"], "/api/auth/magic-link")
+    reset = emailed_token(new_client(), inbox, target.user["email"], "/api/auth/password-reset")
+    admin.patch_json(f"/api/users/{target.user['id']}", {"password": NEW_PASSWORD})
+    new_client().post_json("/api/auth/magic-link/verify", {"token": magic}, status=400)
+    new_client().post_json("/api/auth/password-reset/confirm",
+                           {"token": reset, "newPassword": "yet another passphrase 7"}, status=400)
+    new_client().login(target.user["email"], NEW_PASSWORD)
+
+
 def test_admin_can_give_an_invited_user_a_password(admin, new_client, inbox):
     user = create(admin, email="inv@acme.test").json["user"]
     admin.patch_json(f"/api/users/{user['id']}", {"password": NEW_PASSWORD})
