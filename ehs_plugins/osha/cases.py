@@ -6,8 +6,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from pyramid.registry import Registry
+from sqlalchemy.orm import Session
+
 from ehs_core.incidents.models import Incident
 from ehs_core.serialize import iso
+from ehs_core.sites.models import Site
+from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
@@ -43,17 +48,20 @@ def recalculate(case: InjuryCase) -> None:
     case.effective_privacy = result.privacy
 
 
-def incident_zone(incident: Incident) -> dt.timezone:
-    return dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
+def incident_zone(dbsession: Session, registry: Registry, incident: Incident) -> dt.tzinfo:
+    """The zone of the incident's establishment (its site's, else the
+    server's): its records show the event on the establishment's clock."""
+    site = dbsession.get(Site, incident.site_id)
+    return site_zone(site.timezone if site is not None else None, registry)
 
 
-def severe_report(case: InjuryCase, incident: Incident) -> dict[str, Any] | None:
-    """The direct report still owed to OSHA, or None (none needed, or done)."""
+def severe_report(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any] | None:
+    """The direct report still owed to OSHA, or None (none needed, or done);
+    `dueBy` on the establishment's clock (`zone`)."""
     # 1904.39(a) concerns the employer's own (covered) employees.
     if case.reported_to_osha_at is not None or case.work_related is False \
             or case.employment_type not in COVERED:
         return None
-    zone = incident_zone(incident)
     deadlines: list[tuple[dt.datetime, int, str]] = []
     if case.died:
         died_at = incident.occurred_at
@@ -92,7 +100,7 @@ def missing_fields(case: InjuryCase) -> list[str]:
     return missing
 
 
-def case_json(case: InjuryCase, incident: Incident) -> dict[str, Any]:
+def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
     body: dict[str, Any] = {"id": case.id, "incidentNumber": incident.number,
                             "caseNumber": case_number(incident, case), "name": case.name}
     for name, (column, _, _) in CASE_FIELDS.items():
@@ -102,7 +110,7 @@ def case_json(case: InjuryCase, incident: Incident) -> dict[str, Any]:
     body["privacyCase"] = case.effective_privacy
     body["recordable"] = case.recordable
     body["outcome"] = case.outcome
-    body["severeReport"] = severe_report(case, incident)
+    body["severeReport"] = severe_report(case, incident, zone)
     body["missingFields"] = missing_fields(case)
     body["createdAt"] = iso(case.created_at)
     body["updatedAt"] = iso(case.updated_at)

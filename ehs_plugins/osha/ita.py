@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
-from ehs_plugins.osha.cases import case_number, incident_zone
-from ehs_plugins.osha.log import SiteYear, column_f, local_date, where_occurred
+from ehs_plugins.osha.cases import case_number
+from ehs_plugins.osha.log import SiteYear, column_f, where_occurred
 from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, CaseType, Outcome, size_code
 
 SUMMARY_COLUMNS = (
@@ -85,13 +85,13 @@ def without_name(name: str) -> Callable[[Any], str]:
 
 def case_rows(item: SiteYear) -> Iterable[list[Any]]:
     for case, incident in item.cases:
-        occurred = incident.occurred_at.astimezone(incident_zone(incident))
+        occurred = item.occurred(incident)
         injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
         clean = without_name(case.name)
         case_type = CaseType(case.effective_case_type) if case.effective_case_type else None
         yield [
             text(item.site.name, 100), item.year, text(case_number(incident, case), 255),
-            clean(case.job_title), date(local_date(incident)), clean(where_occurred(item, incident)),
+            clean(case.job_title), date(occurred.date()), clean(where_occurred(item, incident)),
             clean(column_f(case, incident)),
             OUTCOME_CODES[Outcome(case.outcome)], case.days_away or 0, case.days_restricted or 0,
             CASE_TYPE_CODES[case_type] if case_type else "", date(case.date_of_birth),

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from pyramid.registry import Registry
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
-from ehs_plugins.osha.cases import case_number, incident_zone
+from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha.cases import case_number
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 from ehs_plugins.osha.recordability import CaseType, Outcome, size_code
 
@@ -34,9 +36,16 @@ ESTABLISHMENT_REQUIRED = {"ein": "ein", "streetAddress": "street_address", "city
 class SiteYear:
     site: Site
     year: int
+    # The establishment's zone: its dates, times and year (1904.32(a)(1)).
+    zone: dt.tzinfo
     cases: list[tuple[InjuryCase, Incident]] = field(default_factory=list)
     months: dict[int, SiteHours] = field(default_factory=dict)
     areas: dict[int, str] = field(default_factory=dict)
+
+    def occurred(self, incident: Incident) -> dt.datetime:
+        """When the event happened on the establishment's clock (Form 300
+        column D, Form 301 items 10-12)."""
+        return incident.occurred_at.astimezone(self.zone)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -92,13 +101,11 @@ def year_bounds(year: int) -> tuple[dt.datetime, dt.datetime]:
             dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=15))
 
 
-def local_date(incident: Incident) -> dt.date:
-    return incident.occurred_at.astimezone(incident_zone(incident)).date()
-
-
-def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
-    """Recordable cases and hours of these sites in `year`, in three queries."""
-    by_site = {site.id: SiteYear(site, year) for site in sites}
+def load(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
+    """Recordable cases and hours of these sites in `year`, in three
+    queries; a case belongs to the year of its local date at the site
+    (1904.32(a)(1): the establishment's calendar year)."""
+    by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
     start, end = year_bounds(year)
     rows = dbsession.execute(
         select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
@@ -106,8 +113,9 @@ def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
                Incident.occurred_at >= start, Incident.occurred_at < end)
         .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
     for case, incident in rows:
-        if local_date(incident).year == year:
-            by_site[incident.site_id].cases.append((case, incident))
+        item = by_site[incident.site_id]
+        if item.occurred(incident).year == year:
+            item.cases.append((case, incident))
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
@@ -136,7 +144,7 @@ def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, A
         "caseNumber": case_number(incident, case),  # A
         "employeeName": PRIVACY_NAME if case.effective_privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
-        "dateOfInjury": local_date(incident).isoformat(),  # D
+        "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
         "whereOccurred": where_occurred(item, incident),  # E
         "description": column_f(case, incident),  # F
         "outcome": case.outcome,
@@ -236,8 +244,8 @@ def months_json(item: SiteYear) -> list[dict[str, Any]]:
             for m in range(1, 13)]
 
 
-def log_json(dbsession: Session, site: Site, year: int) -> dict[str, Any]:
-    item = load(dbsession, [site], year)[0]
+def log_json(dbsession: Session, registry: Registry, site: Site, year: int) -> dict[str, Any]:
+    item = load(dbsession, registry, [site], year)[0]
     all_sites = active_sites(dbsession)
     return {
         "site": {"id": site.id, "name": site.name},

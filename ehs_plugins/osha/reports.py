@@ -31,7 +31,7 @@ def get_site(request: Request, site_id: int) -> Site:
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))
-    return log_json(request.dbsession, site, int(query["year"]))
+    return log_json(request.dbsession, request.registry, site, int(query["year"]))
 
 
 @view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
@@ -39,7 +39,7 @@ def osha_log(request: Request) -> dict[str, Any]:
 def get_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    return months_json(load(request.dbsession, [site], year)[0])
+    return months_json(load(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE,
@@ -69,7 +69,7 @@ def put_hours(request: Request) -> list[dict[str, Any]]:
         row.average_employees = None if average is None else Decimal(str(average))
     dbsession.flush()
     dbsession.expire_all()
-    return months_json(load(dbsession, [site], year)[0])
+    return months_json(load(dbsession, request.registry, [site], year)[0])
 
 
 def csv_response(body: str, filename: str) -> Response:
@@ -89,7 +89,7 @@ def _company(request: Request) -> str:
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
-    items = load(request.dbsession, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 
@@ -98,6 +98,6 @@ def ita_summary(request: Request) -> Response:
              media="text/csv")
 def ita_cases(request: Request) -> Response:
     year = int(request.validated_query["year"])
-    items = load(request.dbsession, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")

@@ -69,9 +69,13 @@ def apply_answers(case: InjuryCase, data: dict[str, Any]) -> None:
     case.updated_at = utcnow()
 
 
+def zone_of(request: Request, incident: Incident) -> Any:
+    return incident_zone(request.dbsession, request.registry, incident)
+
+
 def notify_if_newly_severe(request: Request, case: InjuryCase, incident: Incident) -> None:
     """Tell safety managers and admins once that a direct report is owed."""
-    report = severe_report(case, incident)
+    report = severe_report(case, incident, zone_of(request, incident))
     if report is None or case.severe_notice_sent_at is not None:
         return
     case.severe_notice_sent_at = utcnow()
@@ -88,7 +92,8 @@ def list_cases(request: Request) -> list[dict[str, Any]]:
     incident = load_incident(request)
     cases = request.dbsession.execute(select(InjuryCase).where(
         InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars()
-    return [case_json(case, incident) for case in cases]
+    zone = zone_of(request, incident)
+    return [case_json(case, incident, zone) for case in cases]
 
 
 @view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
@@ -111,7 +116,7 @@ def create_case(request: Request) -> dict[str, Any]:
     request.dbsession.flush()
     notify_if_newly_severe(request, case, incident)
     request.response.status = 201
-    return case_json(case, incident)
+    return case_json(case, incident, zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
@@ -121,7 +126,7 @@ def update_case(request: Request) -> dict[str, Any]:
     case, incident = load_case(request)
     apply_answers(case, data)
     notify_if_newly_severe(request, case, incident)
-    return case_json(case, incident)
+    return case_json(case, incident, zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE,
@@ -140,7 +145,7 @@ def _date(value: Any) -> str | None:
 def form_301(request: Request) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report)."""
     case, incident = load_case(request)
-    occurred = incident.occurred_at.astimezone(incident_zone(incident))
+    occurred = incident.occurred_at.astimezone(zone_of(request, incident))
     return {
         "caseNumber": case_number(incident, case),
         "employee": {"name": case.name, "address": case.employee_address,

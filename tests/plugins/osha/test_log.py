@@ -163,21 +163,6 @@ def test_deleted_case_leaves_the_log(manager: Any, site: int) -> None:
     assert get_log(manager, site).json["rows"] == []
 
 
-@pytest.mark.parametrize(("occurred", "year", "local_date"), [
-    ("2025-12-31T23:30:00-05:00", 2025, "2025-12-31"),  # 2026-01-01 04:30 UTC
-    ("2026-01-01T00:30:00+02:00", 2026, "2026-01-01"),  # 2025-12-31 22:30 UTC
-    ("2025-01-01T00:15:00+05:00", 2025, "2025-01-01"),  # 2024-12-31 19:15 UTC
-    ("2024-12-31T20:00:00-10:00", 2024, "2024-12-31"),  # 2025-01-01 06:00 UTC
-])
-def test_year_is_judged_by_the_incidents_local_date(manager: Any, site: int, occurred: str, year: int,
-                                                   local_date: str) -> None:
-    recorded(manager, site, occurred_at=occurred, medicalTreatment=True)
-    rows = get_log(manager, site, year).json["rows"]
-    assert [row["dateOfInjury"] for row in rows] == [local_date]
-    for other in (year - 1, year + 1):
-        assert get_log(manager, site, other).json["rows"] == []
-
-
 # --- hours, average employees, rates without hours -----------------------------
 
 
