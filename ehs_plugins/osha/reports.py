@@ -14,6 +14,7 @@ from ehs_core.errors import APIError
 from ehs_core.sites.models import Site
 from ehs_core.users.models import Organization
 from ehs_plugins.osha import ita
+from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.log import active_sites, load, log_json, months_json
 from ehs_plugins.osha.models import SiteHours
 from ehs_plugins.osha.schemas import HoursEntries, LogQuery, YearQuery
@@ -31,7 +32,9 @@ def get_site(request: Request, site_id: int) -> Site:
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))
-    return log_json(request.dbsession, request.registry, site, int(query["year"]))
+    item = load(request.dbsession, request.registry, [site], int(query["year"]))[0]
+    return {**log_json(item),
+            "checks": checks(item, active_sites(request.dbsession), _company(request))}
 
 
 @view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
