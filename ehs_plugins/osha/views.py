@@ -16,7 +16,14 @@ from ehs_core.incidents.models import Incident
 from ehs_core.mail import send_mail
 from ehs_core.security import Role, role_principal
 from ehs_core.users.models import User
-from ehs_plugins.osha.cases import case_json, case_number, incident_zone, recalculate, severe_report
+from ehs_plugins.osha.cases import (
+    case_json,
+    case_number,
+    incident_zone,
+    recalculate,
+    severe_deadline,
+    wall_clock,
+)
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
@@ -74,17 +81,25 @@ def zone_of(request: Request, incident: Incident) -> Any:
 
 
 def notify_if_newly_severe(request: Request, case: InjuryCase, incident: Incident) -> None:
-    """Tell safety managers and admins once that a direct report is owed."""
-    report = severe_report(case, incident, zone_of(request, incident))
-    if report is None or case.severe_notice_sent_at is not None:
+    """Tell safety managers and admins once that a direct report is owed,
+    and whether its deadline had already passed (1904.39(a))."""
+    zone = zone_of(request, incident)
+    deadline = severe_deadline(case, incident, zone)
+    if deadline is None or case.severe_notice_sent_at is not None:
         return
-    case.severe_notice_sent_at = utcnow()
+    case.severe_notice_sent_at = deadline.entered_at
+    late, status = "", f"due within {deadline.hours} hours"
+    if deadline.past_due_when_entered:
+        status = f"overdue (due within {deadline.hours} hours)"
+        entered = wall_clock(deadline.entered_at, zone)
+        late = (f"The deadline had already passed when this was entered ({entered}): report now,"
+                " and note when and how the establishment learned of the event.\n")
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
     for email in recipients:
         send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
-                  number=incident.number, hours=report["withinHours"],
-                  reasons=", ".join(report["reasons"]), due=report["dueBy"])
+                  number=incident.number, status=status, reasons=", ".join(deadline.reasons),
+                  due=wall_clock(deadline.due, zone), late=late)
 
 
 @view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE)
