@@ -150,6 +150,8 @@ def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str
     body["privacyCase"] = case.effective_privacy
     body["recordable"] = case.recordable
     body["outcome"] = case.outcome
+    # Why: the rules of 1904 behind recordable, outcome and caseType (additive field).
+    body["reasoning"] = classify(answers(case)).explanation.json()
     body["severeReport"] = severe_report(case, incident, zone)
     body["missingFields"] = missing_fields(case)
     body["createdAt"] = iso(case.created_at)

@@ -27,6 +27,7 @@ from ehs_plugins.osha.cases import (
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
+from ehs_plugins.osha.trail import decision, record_decision
 
 MANAGE = "osha.manage"
 
@@ -129,6 +130,7 @@ def create_case(request: Request) -> dict[str, Any]:
     apply_answers(case, data)
     request.dbsession.add(case)
     request.dbsession.flush()
+    record_decision(request, case, incident, None)
     notify_if_newly_severe(request, case, incident)
     request.response.status = 201
     return case_json(case, incident, zone_of(request, incident))
@@ -139,7 +141,9 @@ def create_case(request: Request) -> dict[str, Any]:
 def update_case(request: Request) -> dict[str, Any]:
     data = request.validated
     case, incident = load_case(request)
+    before = decision(case)
     apply_answers(case, data)
+    record_decision(request, case, incident, before)
     notify_if_newly_severe(request, case, incident)
     return case_json(case, incident, zone_of(request, incident))
 
