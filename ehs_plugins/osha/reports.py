@@ -28,7 +28,10 @@ def get_site(request: Request, site_id: int) -> Site:
     return site
 
 
-@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE, query=LogQuery)
+@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE, query=LogQuery,
+             summary="The 300 Log and 300A of a site and year (dates and the year on the site's clock) and "
+                     "the ITA checks of both files: {siteId, siteName, caseId, caseNumber, field, level, "
+                     "message}, caseId and caseNumber null for the establishment and 300A file.")
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))

@@ -30,6 +30,13 @@ from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_updat
 from ehs_plugins.osha.trail import decision, record_decision
 
 MANAGE = "osha.manage"
+# What a case answer holds beyond the fields sent (for the OpenAPI document).
+CASE_ANSWER = (
+    "A case answer adds to its fields: recordable, outcome, caseType and privacyCase as computed; "
+    "severeReport ({withinHours, reasons, dueBy, enteredAt, pastDueWhenEntered}, times on the "
+    "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
+    "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
+    "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
 
 
 class OshaRoot:
@@ -103,7 +110,8 @@ def notify_if_newly_severe(request: Request, case: InjuryCase, incident: Inciden
                   due=wall_clock(deadline.due, zone), late=late)
 
 
-@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE,
+             summary="The incident's cases. " + CASE_ANSWER)
 def list_cases(request: Request) -> list[dict[str, Any]]:
     incident = load_incident(request)
     cases = request.dbsession.execute(select(InjuryCase).where(
@@ -113,7 +121,7 @@ def list_cases(request: Request) -> list[dict[str, Any]]:
 
 
 @view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
-             body=case_create_schema, responses=(201,))
+             body=case_create_schema, responses=(201,), summary="Add a case. " + CASE_ANSWER)
 def create_case(request: Request) -> dict[str, Any]:
     data = request.validated
     incident = load_incident(request, lock=True)  # serialises case numbering per incident
@@ -137,7 +145,7 @@ def create_case(request: Request) -> dict[str, Any]:
 
 
 @view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
-             body=case_update_schema)
+             body=case_update_schema, summary="Change a case; the decision is recalculated. " + CASE_ANSWER)
 def update_case(request: Request) -> dict[str, Any]:
     data = request.validated
     case, incident = load_case(request)

@@ -82,3 +82,12 @@ def test_case_decisions_on_the_timeline_are_for_safety_managers_only(manager: An
         assert decisions(browser, number) == []
     # No name in the trail either.
     assert "Quill" not in str(decisions(manager, number))
+
+
+def test_the_openapi_document_describes_the_added_fields(client: Any) -> None:
+    paths = client.get("/api/openapi.json", status=200).json["paths"]
+    for method, path in (("get", "/api/osha/incidents/{number}/cases"),
+                         ("post", "/api/osha/incidents/{number}/cases"), ("patch", "/api/osha/cases/{id}")):
+        summary = paths[path][method]["summary"]
+        assert "reasoning" in summary and "pastDueWhenEntered" in summary
+    assert "caseNumber" in paths["/api/osha/log"]["get"]["summary"]
