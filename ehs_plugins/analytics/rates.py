@@ -1,6 +1,11 @@
 """TRIR and DART from the OSHA plugin's cases and hours (only used when that
 plugin is enabled): rolling 12 months to the end of the period, and per
-calendar year. Recordable cases x 200,000 / hours worked."""
+calendar year. Recordable cases x 200,000 / hours worked.
+
+A case falls in the month of its local date at its site (the site's zone,
+the server's for a site without one), as on the OSHA 300 Log and 300A
+(1904.32(a)(1): the establishment's calendar year); the hours are entered per
+site and month already."""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from sqlalchemy import and_, func, or_, select
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
+from ehs_plugins.analytics import sqltime
+from ehs_plugins.analytics.stats import dialect, site_offsets
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 
 BASE = Decimal(200_000)
@@ -27,7 +34,13 @@ def _rate(count: int, hours: Decimal) -> float | None:
 Month = tuple[int, int]  # (year, month)
 
 
+# Any zone's offset is within this of UTC; the UTC bounds of the query are
+# widened by it, and each case is then placed by its local time.
+WIDEST_OFFSET = dt.timedelta(hours=15)
+
+
 def _start(month: Month) -> dt.datetime:
+    """Midnight starting the month, as a wall-clock time written in UTC."""
     return dt.datetime(month[0], month[1], 1, tzinfo=dt.UTC)
 
 
@@ -42,9 +55,11 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     query for the cases and one for the hours over all windows, each window
     an aggregate with its own condition."""
     db = request.dbsession
-    case_filter = [InjuryCase.recordable.is_(True),
-                   Incident.occurred_at >= min(_start(first) for first, _ in windows),
-                   Incident.occurred_at < max(_after(last) for _, last in windows),
+    start = min(_start(first) for first, _ in windows) - WIDEST_OFFSET
+    end = max(_after(last) for _, last in windows) + WIDEST_OFFSET
+    # The case's local wall-clock time at its site, as seconds since 1970.
+    local = sqltime.epoch(Incident.occurred_at, dialect(db)) + site_offsets(request, site_id, start, end)
+    case_filter = [InjuryCase.recordable.is_(True), Incident.occurred_at >= start, Incident.occurred_at < end,
                    Incident.organization_id == request.identity.user.organization_id]
     hours_filter = [SiteHours.year >= min(first[0] for first, _ in windows),
                     SiteHours.year <= max(last[0] for _, last in windows),
@@ -57,7 +72,7 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     columns = []
     hours_columns = []
     for first_month, last_month in windows:
-        during = and_(Incident.occurred_at >= _start(first_month), Incident.occurred_at < _after(last_month))
+        during = and_(local >= _start(first_month).timestamp(), local < _after(last_month).timestamp())
         columns += [func.count().filter(during), func.count().filter(and_(during, dart))]
         months = and_(or_(SiteHours.year > first_month[0],
                           and_(SiteHours.year == first_month[0], SiteHours.month >= first_month[1])),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyramid.request import Request
 from sqlalchemy import Select, and_, case, func, literal, or_, select
@@ -32,6 +31,7 @@ from ehs_core.incidents.models import Incident, IncidentType, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.zones import site_zone
 from ehs_plugins.analytics import sqltime
 
 # Queries that read actions name them through this alias: the visibility rule
@@ -223,13 +223,12 @@ def site_offsets(request: Request, site_id: int | None, start: dt.datetime,
     """The UTC offset (seconds) at `Incident.occurred_at` in the zone of the
     incident's site (the server's zone for a site without one), for
     incidents in [start, end) of the organization's sites (or of `site_id`)."""
-    fallback = server_zone(request.registry)
     stmt = select(Site.id, Site.timezone).where(Site.organization_id == request.identity.user.organization_id)
     if site_id is not None:
         stmt = stmt.where(Site.id == site_id)
     sites: dict[dt.tzinfo, list[int]] = {}
     for s_id, zone in request.dbsession.execute(stmt.order_by(Site.id)):
-        sites.setdefault(ZoneInfo(zone) if zone else fallback, []).append(s_id)
+        sites.setdefault(site_zone(zone, request.registry), []).append(s_id)
     cases = [(zone, sqltime.offset_case(Incident.occurred_at, sqltime.offset_spans(zone, start, end)))
              for zone in sites]
     if len(cases) <= 1:

@@ -16,12 +16,27 @@ from ehs_core.incidents.models import Incident
 from ehs_core.mail import send_mail
 from ehs_core.security import Role, role_principal
 from ehs_core.users.models import User
-from ehs_plugins.osha.cases import case_json, case_number, incident_zone, recalculate, severe_report
+from ehs_plugins.osha.cases import (
+    case_json,
+    case_number,
+    incident_zone,
+    recalculate,
+    severe_deadline,
+    wall_clock,
+)
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
+from ehs_plugins.osha.trail import decision, record_decision
 
 MANAGE = "osha.manage"
+# What a case answer holds beyond the fields sent (for the OpenAPI document).
+CASE_ANSWER = (
+    "A case answer adds to its fields: recordable, outcome, caseType and privacyCase as computed; "
+    "severeReport ({withinHours, reasons, dueBy, enteredAt, pastDueWhenEntered}, times on the "
+    "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
+    "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
+    "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
 
 
 class OshaRoot:
@@ -69,30 +84,44 @@ def apply_answers(case: InjuryCase, data: dict[str, Any]) -> None:
     case.updated_at = utcnow()
 
 
+def zone_of(request: Request, incident: Incident) -> Any:
+    return incident_zone(request.dbsession, request.registry, incident)
+
+
 def notify_if_newly_severe(request: Request, case: InjuryCase, incident: Incident) -> None:
-    """Tell safety managers and admins once that a direct report is owed."""
-    report = severe_report(case, incident)
-    if report is None or case.severe_notice_sent_at is not None:
+    """Tell safety managers and admins once that a direct report is owed,
+    and whether its deadline had already passed (1904.39(a))."""
+    zone = zone_of(request, incident)
+    deadline = severe_deadline(case, incident, zone)
+    if deadline is None or case.severe_notice_sent_at is not None:
         return
-    case.severe_notice_sent_at = utcnow()
+    case.severe_notice_sent_at = deadline.entered_at
+    late, status = "", f"due within {deadline.hours} hours"
+    if deadline.past_due_when_entered:
+        status = f"overdue (due within {deadline.hours} hours)"
+        entered = wall_clock(deadline.entered_at, zone)
+        late = (f"The deadline had already passed when this was entered ({entered}): report now,"
+                " and note when and how the establishment learned of the event.\n")
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
     for email in recipients:
         send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
-                  number=incident.number, hours=report["withinHours"],
-                  reasons=", ".join(report["reasons"]), due=report["dueBy"])
+                  number=incident.number, status=status, reasons=", ".join(deadline.reasons),
+                  due=wall_clock(deadline.due, zone), late=late)
 
 
-@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE,
+             summary="The incident's cases. " + CASE_ANSWER)
 def list_cases(request: Request) -> list[dict[str, Any]]:
     incident = load_incident(request)
     cases = request.dbsession.execute(select(InjuryCase).where(
         InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars()
-    return [case_json(case, incident) for case in cases]
+    zone = zone_of(request, incident)
+    return [case_json(case, incident, zone) for case in cases]
 
 
 @view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
-             body=case_create_schema, responses=(201,))
+             body=case_create_schema, responses=(201,), summary="Add a case. " + CASE_ANSWER)
 def create_case(request: Request) -> dict[str, Any]:
     data = request.validated
     incident = load_incident(request, lock=True)  # serialises case numbering per incident
@@ -109,19 +138,22 @@ def create_case(request: Request) -> dict[str, Any]:
     apply_answers(case, data)
     request.dbsession.add(case)
     request.dbsession.flush()
+    record_decision(request, case, incident, None)
     notify_if_newly_severe(request, case, incident)
     request.response.status = 201
-    return case_json(case, incident)
+    return case_json(case, incident, zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
-             body=case_update_schema)
+             body=case_update_schema, summary="Change a case; the decision is recalculated. " + CASE_ANSWER)
 def update_case(request: Request) -> dict[str, Any]:
     data = request.validated
     case, incident = load_case(request)
+    before = decision(case)
     apply_answers(case, data)
+    record_decision(request, case, incident, before)
     notify_if_newly_severe(request, case, incident)
-    return case_json(case, incident)
+    return case_json(case, incident, zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE,
@@ -140,7 +172,7 @@ def _date(value: Any) -> str | None:
 def form_301(request: Request) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report)."""
     case, incident = load_case(request)
-    occurred = incident.occurred_at.astimezone(incident_zone(incident))
+    occurred = incident.occurred_at.astimezone(zone_of(request, incident))
     return {
         "caseNumber": case_number(incident, case),
         "employee": {"name": case.name, "address": case.employee_address,

@@ -551,6 +551,26 @@ def test_rates_follow_the_site_filter(make_user, injury_records):
     assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (0.67, 0.67)
 
 
+@pytest.mark.parametrize(("zone", "occurred", "year"), [
+    # 22:00 on 31 December 2025 in New York: a 2025 case, as on its 300 Log (1904.32(a)(1)).
+    ("America/New_York", "2026-01-01T03:00:00+00:00", 2025),
+    # 01:30 on 1 January 2026 in Tokyo: a 2026 case.
+    ("Asia/Tokyo", "2025-12-31T16:30:00+00:00", 2026),
+    # A site without a zone: the server's (UTC in the tests).
+    (None, "2026-01-01T03:00:00+00:00", 2026),
+])
+def test_yearly_rates_count_a_case_in_the_year_of_its_sites_local_date(admin, zone, occurred, year):
+    site = new_site(admin, "Harbor Works", **({"timezone": zone} if zone else {}))["id"]
+    put_hours(admin, site, 2025, {12: 100_000})
+    put_hours(admin, site, 2026, {1: 100_000})
+    add_case(admin, report(admin, site, occurred, "injury"), workRelated=True, newCase=True,
+             medicalTreatment=True)
+    yearly = {item["year"]: item for item in analytics(admin, "2026-01-01", "2026-01-31")["rates"]["yearly"]}
+    assert (yearly[2025]["recordableCases"], yearly[2026]["recordableCases"]) == \
+        ((1, 0) if year == 2025 else (0, 1))
+    assert yearly[year]["trir"] == 2.0
+
+
 def test_lagging_kpis_count_recordable_cases_and_days_away_for_safety_managers(make_user, injury_records):
     manager = make_user("safety_manager")
     body = analytics(manager, "2024-01-01", "2024-06-30")
