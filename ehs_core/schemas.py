@@ -25,7 +25,7 @@ drop = colander.drop
 required = colander.required
 
 
-class _JSONType(colander.SchemaType):
+class JSONType(colander.SchemaType):
     nullable: bool
 
     def __init__(self, nullable: bool = False) -> None:
@@ -47,22 +47,28 @@ class _JSONType(colander.SchemaType):
         raise NotImplementedError
 
 
-class Str(_JSONType):
-    """A string, stripped of surrounding white space."""
+class Str(JSONType):
+    """A string, stripped of surrounding white space. `max_length` bounds
+    the string as sent (white space included), as the OpenAPI document's
+    maxLength does."""
 
-    def __init__(self, nullable: bool = False, strip: bool = True) -> None:
+    def __init__(self, nullable: bool = False, strip: bool = True, max_length: int | None = None) -> None:
         super().__init__(nullable)
         self.strip = strip
+        self.max_length = max_length
 
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         if not isinstance(value, str):
             raise colander.Invalid(node, "Must be a string")
-        if "\x00" in value:
-            raise colander.Invalid(node, "Must not contain NUL characters")
+        problem = text_problem(value)
+        if problem:
+            raise colander.Invalid(node, problem)
+        if self.max_length is not None and len(value) > self.max_length:
+            raise colander.Invalid(node, f"Must be at most {self.max_length} characters long")
         return value.strip() if self.strip else value
 
 
-class Bool(_JSONType):
+class Bool(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> bool:
         if not isinstance(value, bool):
             raise colander.Invalid(node, "Must be true or false")
@@ -73,7 +79,7 @@ class Bool(_JSONType):
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 
-class Int(_JSONType):
+class Int(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise colander.Invalid(node, "Must be a whole number")
@@ -82,7 +88,7 @@ class Int(_JSONType):
         return value
 
 
-class Number(_JSONType):
+class Number(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> float | int:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise colander.Invalid(node, "Must be a number")
@@ -98,7 +104,7 @@ LATEST_DATE = dt.date(2999, 12, 31)
 DATE_PATTERN = r"^(19[0-9]{2}|2[0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
 
 
-class Date(_JSONType):
+class Date(JSONType):
     """A calendar date written YYYY-MM-DD, between `earliest` and 2999-12-31
     (a date outside the records' era is a typing slip, such as a due date in
     year 1); `not_future` refuses dates after today (a date of birth), with a
@@ -175,7 +181,7 @@ class DateTime(Str):
         return moment
 
 
-class Choice(_JSONType):
+class Choice(JSONType):
     """One value of a StrEnum."""
 
     def __init__(self, enum: type[StrEnum], nullable: bool = False) -> None:
@@ -190,7 +196,7 @@ class Choice(_JSONType):
             raise colander.Invalid(node, f"Must be one of: {allowed}") from None
 
 
-class StrList(_JSONType):
+class StrList(JSONType):
     """A list of strings."""
 
     def __init__(self, max_items: int = 50, max_length: int = 2000) -> None:
@@ -208,7 +214,10 @@ class StrList(_JSONType):
         return [item.strip() for item in value]
 
 
-class QueryInt(_JSONType):
+QUERY_INT_MAX = 999_999_999
+
+
+class QueryInt(JSONType):
     """A whole number given as query-string text."""
 
     def check(self, node: colander.SchemaNode, value: Any) -> int:
@@ -217,7 +226,7 @@ class QueryInt(_JSONType):
         return int(value)
 
 
-class QueryBool(_JSONType):
+class QueryBool(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> bool:
         if value in ("true", "1"):
             return True
@@ -251,7 +260,8 @@ def text(max_length: int, *, min_length: int = 0, missing: Any = required,
     length = {"min": min_length, "max": max_length}
     if min_length == 1:
         length["min_err"] = "Must not be empty"
-    return field(Str(nullable=nullable), missing=missing, validator=colander.Length(**length), **kw)
+    return field(Str(nullable=nullable, max_length=max_length), missing=missing,
+                 validator=colander.Length(**length), **kw)
 
 
 # The deepest body this API takes has three levels (hours entries, saved-view
@@ -391,12 +401,12 @@ def validate_body(request: Request, schema: colander.SchemaNode) -> Any:
     return deserialize(schema, json_body(request, array=isinstance(schema.typ, colander.Sequence)))
 
 
-class Several(_JSONType):
+class Several(JSONType):
     """A query parameter that may be repeated (`?type=injury&type=illness`),
     each value checked by `item`; the result is the list of distinct values.
     Parameters of other types must be given once."""
 
-    def __init__(self, item: _JSONType, max_items: int = 20) -> None:
+    def __init__(self, item: JSONType, max_items: int = 20) -> None:
         super().__init__(False)
         self.item = item
         self.max_items = max_items
