@@ -8,7 +8,6 @@ import colander
 from ehs_core.actions.models import ActionStatus
 from ehs_core.schemas import Choice, Date, Int, drop, field, text
 
-
 # A due date before the service's era is a typing slip (year 1), not a plan.
 SERVICE_ERA = dt.date(1970, 1, 1)
 

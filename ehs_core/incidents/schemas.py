@@ -8,6 +8,7 @@ import colander
 from ehs_core.incidents.models import IncidentType, Severity, Status
 from ehs_core.schemas import Bool, Choice, DateTime, Int, QueryInt, Several, Str, drop, field, text
 
+
 class OccurredAt(DateTime):
     """When it happened: an instant with its UTC offset (the offset keeps the
     local time of the report), not in the future."""

@@ -12,7 +12,7 @@ from sqlalchemy import or_, select
 
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import IncidentType
-from ehs_core.schemas import INT_MAX, INT_MIN, Bool, Choice, Date, QueryInt, JSONType, drop, field, text
+from ehs_core.schemas import INT_MAX, INT_MIN, Bool, Choice, Date, JSONType, QueryInt, drop, field, text
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.serialize import iso
 from ehs_plugins.analytics import stats

@@ -12,7 +12,6 @@ from sqlalchemy import func, select
 
 from ehs_core.audit.models import AuditEntry
 from ehs_core.incidents.models import Incident
-from ehs_core.users.models import User
 from tests.core.incidents import (
     INCIDENTS,
     OCCURRED,
