@@ -3,7 +3,8 @@
 Form, multipart and body-less unsafe requests need an Origin equal to the
 public URL (other bodies without one are refused as not JSON, 415); JSON
 bodies are allowed without Origin (browsers send them cross-site only after a
-preflight the service never grants), but a wrong Origin is refused everywhere. A refused request has no effect.
+preflight the service never grants), but a wrong Origin is refused everywhere.
+A refused request has no effect.
 """
 
 from __future__ import annotations
