@@ -26,6 +26,10 @@ MAX_FILES_PER_REQUEST = 5  # the reporting link's report; one file elsewhere
 FORM_ROOM = 1024 * 1024  # the other parts of a multipart body
 
 
+def size_text(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit // 1024} KiB"
+
+
 def body_limit(request: Request) -> int:
     settings = request.registry.settings
     if (request.content_type or "").startswith("multipart/form-data"):
@@ -49,9 +53,7 @@ def check_request(event: NewRequest) -> None:
     request = event.request
     length = request.content_length
     if length is not None and length > body_limit(request):
-        limit = body_limit(request)
-        size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
-        raise APIError(413, f"The body is too large (at most {size})")
+        raise APIError(413, f"The body is too large (at most {size_text(body_limit(request))})")
     try:
         unquote_to_bytes(request.environ.get("QUERY_STRING", "").replace("+", " ")).decode("utf-8")
     except UnicodeDecodeError:

@@ -346,7 +346,7 @@ def json_body(request: Request, array: bool = False) -> Any:
     limit = json_limit(request)
     raw = request.body if request.content_length is not None else request.body_file.read(limit + 1)
     if len(raw) > limit:
-        raise APIError(413, f"The body is too large (at most {limit // 1024} KiB of JSON)")
+        raise APIError(413, f"The body is too large (at most {limit // 1024} KiB)")
     body = parse_json(raw or b"null")
     if array and not isinstance(body, list):
         raise _bad("", "The body must be a JSON array")
