@@ -177,7 +177,8 @@ def test_an_archived_site_is_refused(admin, dbsession):
     site = new_site(admin)
     admin.patch_json(f"/api/sites/{site['id']}", {"archived": True}, status=200)
     response = report(admin, site["id"], status=400)
-    assert issue_paths(response) == {"siteId"}
+    assert response.json["issues"] == [
+        {"path": "siteId", "message": "This site is archived; it takes no new reports"}]
     assert incident_count(dbsession) == 0
 
 
@@ -197,7 +198,25 @@ def test_an_unknown_or_archived_area_is_refused(admin, dbsession):
     area = new_area(admin, site["id"])
     assert issue_paths(report(admin, site["id"], status=400, areaId=999_999)) == {"areaId"}
     admin.patch_json(f"/api/areas/{area['id']}", {"archived": True}, status=200)
-    assert issue_paths(report(admin, site["id"], status=400, areaId=area["id"])) == {"areaId"}
+    response = report(admin, site["id"], status=400, areaId=area["id"])
+    assert response.json["issues"] == [
+        {"path": "areaId", "message": "This area is archived; it takes no new reports"}]
+    assert incident_count(dbsession) == 0
+
+
+@pytest.mark.parametrize(("occurred", "message"), [
+    ("0001-01-01T00:00:00Z", "Must lie in the years 1970 to 2999"),
+    ("0001-01-01T00:00:00+23:59", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("9999-12-31T23:59:59-23:59", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("9999-12-31T23:59:59Z", "Must lie in the years 1970 to 2999"),
+    ("2026-01-05T08:00:00+05:30:15", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("２０２６-01-05T08:00:00Z", "Must be an ISO 8601 date and time with a UTC offset, "
+                                 "such as 2026-03-01T14:30:00+01:00"),
+])
+def test_extreme_years_and_offsets_are_refused_not_overflowing(admin, dbsession, occurred, message):
+    site = new_site(admin)
+    response = report(admin, site["id"], status=400, occurredAt=occurred)
+    assert response.json["issues"] == [{"path": "occurredAt", "message": message}]
     assert incident_count(dbsession) == 0
 
 

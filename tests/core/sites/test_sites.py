@@ -532,3 +532,34 @@ def test_body_must_be_json(admin):
     response = admin.post(f"/api/sites/{site['id']}/areas", "{not json",
                           content_type="application/json", status=400)
     assert response.json["issues"]
+
+
+def test_establishment_type_7_is_refused_saying_what_1_2_and_3_mean(admin):
+    site = new_site(admin)
+    response = admin.patch_json(f"/api/sites/{site['id']}", {"establishmentType": 7}, status=400)
+    assert response.json["issues"] == [{"path": "establishmentType", "message":
+        "Must be 1 (not a government entity), 2 (a state government entity) "
+        "or 3 (a local government entity)"}]
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("ein", "١٢٣٤٥٦٧٨٩"),  # Arabic-Indic digits
+    ("ein", "12345678\u00b2"),
+    ("zip", "１２３４５"),  # full-width digits
+    ("naicsCode", "৩৩৬১১১"),  # Bengali digits
+])
+def test_digits_other_than_ascii_are_refused_in_ein_zip_and_naics(admin, field, value):
+    site = new_site(admin)
+    value = value.encode().decode("unicode_escape") if "\\u" in value else value
+    response = admin.patch_json(f"/api/sites/{site['id']}", {field: value}, status=400)
+    assert issue_paths(response) == {field}
+    assert site_in_list(admin, site["id"])[field] is None
+
+
+def test_an_archived_parent_area_is_refused_saying_so(admin):
+    site = new_site(admin)
+    parent = new_area(admin, site["id"], "Old hall")
+    admin.patch_json(f"/api/areas/{parent['id']}", {"archived": True}, status=200)
+    response = admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Bay", "parentId": parent["id"]},
+                               status=400)
+    assert response.json["issues"] == [{"path": "parentId", "message": "The parent area is archived"}]
