@@ -210,7 +210,7 @@ def test_an_unknown_or_archived_area_is_refused(admin, dbsession):
     ("9999-12-31T23:59:59-23:59", "The UTC offset must be whole minutes, at most 18 hours"),
     ("9999-12-31T23:59:59Z", "Must lie in the years 1970 to 2999"),
     ("2026-01-05T08:00:00+05:30:15", "The UTC offset must be whole minutes, at most 18 hours"),
-    ("２０２６-01-05T08:00:00Z", "Must be an ISO 8601 date and time with a UTC offset, "
+    ("\uff12\uff10\uff12\uff16-01-05T08:00:00Z", "Must be an ISO 8601 date and time with a UTC offset, "
                                  "such as 2026-03-01T14:30:00+01:00"),
 ])
 def test_extreme_years_and_offsets_are_refused_not_overflowing(admin, dbsession, occurred, message):
