@@ -218,3 +218,11 @@ def test_the_wsgi_app_refuses_to_start_with_an_unknown_plugin(clean_environ, goo
         ehs_core.main({}, **dict(good_settings, **{"ehs.plugins": "osha no_such_plugin"}))
     assert "no_such_plugin" in str(caught.value.code)
     assert "ehs.plugins" in str(caught.value.code)
+
+
+def test_the_json_body_limit_comes_from_ehs_max_json_kb():
+    assert load({}, {})["ehs.max_json_kb"] == 1024
+    assert load({"ehs.max_json_kb": "64"}, {})["ehs.max_json_kb"] == 64
+    assert load({"ehs.max_json_kb": "64"}, {"EHS_MAX_JSON_KB": "16"})["ehs.max_json_kb"] == 16
+    with pytest.raises(SettingsError, match="EHS_MAX_JSON_KB"):
+        load({}, {"EHS_MAX_JSON_KB": "0"})
