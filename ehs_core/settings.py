@@ -153,6 +153,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ehs.mail_retry_delay", "EHS_MAIL_RETRY_DELAY", _positive_int, "60"),
     Setting("ehs.password_profile", None, _password_profile, "default"),
     Setting("ehs.pool_size", "EHS_POOL_SIZE", _positive_int, "5"),
+    # JSON request bodies, far below the upload limit (ehs_core.intake).
+    Setting("ehs.max_json_kb", "EHS_MAX_JSON_KB", _positive_int, "1024"),
 )
 
 

@@ -40,13 +40,17 @@ FIELDS = {
 
 def check_location(request: Request, site_id: int, area_id: int | None, new: bool) -> None:
     site = request.dbsession.get(Site, site_id)
-    if site is None or (new and site.archived):
+    if site is None:
         raise invalid("siteId", "Unknown site")
+    if new and site.archived:
+        raise invalid("siteId", "This site is archived; it takes no new reports")
     area = None
     if area_id is not None:
         area = request.dbsession.get(Area, area_id)
-        if area is None or area.site_id != site_id or (new and area.archived):
+        if area is None or area.site_id != site_id:
             raise invalid("areaId", "The area must belong to the incident's site")
+        if new and area.archived:
+            raise invalid("areaId", "This area is archived; it takes no new reports")
     # Held for the request: the answer and the notices name them without
     # loading them again (the session's identity map holds objects weakly).
     request.dbsession.info.setdefault("held", []).extend((site, area))

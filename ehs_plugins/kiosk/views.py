@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import logging
 import secrets
 from importlib.resources import files
@@ -23,6 +22,7 @@ from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.views import file_incident, number_incident, replay_allowed
 from ehs_core.pages import PAGE_HEADERS
+from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
@@ -54,8 +54,10 @@ def link_json(link: KioskLink) -> dict[str, Any]:
 def check_site(request: Request, site_id: int | None) -> None:
     if site_id is not None:
         site = request.dbsession.get(Site, site_id)
-        if site is None or site.archived:
+        if site is None:
             raise invalid("siteId", "Unknown site")
+        if site.archived:
+            raise invalid("siteId", "This site is archived; a link cannot report on it")
 
 
 @view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
@@ -125,11 +127,8 @@ def _report_part(request: Request) -> dict[str, Any]:
     part = request.POST.get("report")
     if part is None:
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Required"}])
-    raw = part.file.read() if hasattr(part, "file") else part
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise APIError(400, "Invalid request", [{"path": "report", "message": "Malformed JSON"}]) from None
+    raw = part.file.read() if hasattr(part, "file") else part.encode("utf-8", "surrogatepass")
+    body = parse_json(raw, "report")
     if not isinstance(body, dict):
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Must be a JSON object"}])
     return body
@@ -147,7 +146,7 @@ def file_report(request: Request) -> dict[str, Any]:
     uploads = [value for key, value in request.POST.items() if key != "report" and hasattr(value, "file")]
     if len(uploads) > MAX_FILES:
         raise APIError(400, "Invalid request", [{"path": "files", "message": f"At most {MAX_FILES} files"}])
-    data = report_schema().deserialize(_report_part(request))
+    data = deserialize(report_schema(), _report_part(request))
     if link.site_id is not None and data["siteId"] != link.site_id:
         raise invalid("siteId", "This link reports only on its own site")
     reporter_name = data.pop("reporterName")

@@ -37,6 +37,9 @@ CASE_ANSWER = (
     "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
     "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
     "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
+# Incident types that by definition hurt no one (29 CFR 1904.4: a case is an
+# injury or illness); property damage or a spill may still have hurt someone.
+NO_ONE_HURT = ("near_miss", "hazard")
 
 
 class OshaRoot:
@@ -125,6 +128,9 @@ def list_cases(request: Request) -> list[dict[str, Any]]:
 def create_case(request: Request) -> dict[str, Any]:
     data = request.validated
     incident = load_incident(request, lock=True)  # serialises case numbering per incident
+    if incident.type in NO_ONE_HURT:
+        raise APIError(409, f"A {incident.type.replace('_', ' ')} hurt no one, so it has no injury or "
+                       "illness case; change the incident's type first if someone was hurt")
     last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
         InjuryCase.incident_id == incident.id)).scalar()
     case = InjuryCase(incident_id=incident.id, sequence=(last or 0) + 1, created_at=utcnow(),

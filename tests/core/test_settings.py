@@ -240,3 +240,10 @@ def test_storage_names_a_local_folder_the_database_or_an_s3_bucket(raw, expected
 def test_an_unknown_storage_stops_start_up_naming_the_setting(value):
     with pytest.raises(SettingsError, match=r"EHS_STORAGE \(environment\)"):
         load({}, environ={"EHS_STORAGE": value})
+
+def test_the_json_body_limit_comes_from_ehs_max_json_kb():
+    assert load({}, {})["ehs.max_json_kb"] == 1024
+    assert load({"ehs.max_json_kb": "64"}, {})["ehs.max_json_kb"] == 64
+    assert load({"ehs.max_json_kb": "64"}, {"EHS_MAX_JSON_KB": "16"})["ehs.max_json_kb"] == 16
+    with pytest.raises(SettingsError, match="EHS_MAX_JSON_KB"):
+        load({}, {"EHS_MAX_JSON_KB": "0"})

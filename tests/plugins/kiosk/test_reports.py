@@ -122,15 +122,12 @@ def test_an_empty_or_null_name_still_makes_the_report_anonymous(admin, client, s
 
 def test_a_link_cannot_claim_anonymous_false_nor_a_reporter(admin, make_user, client, site, token):
     reporter = make_user("reporter")
-    body = report_body(site, anonymous=False, reporterId=reporter.user["id"],
-                       reporter={"id": reporter.user["id"]}, number=77, status="closed", channel="web")
-    assert file_report(client, token, body, status=201).json["reference"] == "INC-0001"
-    incident = admin.get("/api/incidents/1").json
-    assert incident["anonymous"] is True
-    assert incident["reporter"] is None
-    assert incident["status"] == "reported"
-    assert incident["channel"] == "kiosk"
-    assert reporter.get("/api/incidents").json["items"] == []
+    body = report_body(site, anonymous=False, reporterId=reporter.user["id"], status="closed")
+    response = file_report(client, token, body, status=400)
+    issues = {issue["path"]: issue["message"] for issue in response.json["issues"]}
+    assert set(issues) == {"anonymous", "reporterId", "status"}
+    assert "reporterName" in issues["anonymous"]
+    assert admin.get("/api/incidents").json["items"] == []
 
 
 def test_reports_filed_on_the_web_are_not_marked_as_from_a_link(admin, client, site, token):

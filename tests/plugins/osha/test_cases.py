@@ -192,10 +192,15 @@ def test_recordable_and_outcome_are_recalculated_on_every_patch(manager: Any, in
 
 
 def test_computed_fields_cannot_be_written(manager: Any, incident: dict) -> None:
-    case = new_case(manager, incident["number"], recordable=True, outcome="death", **WORK)
-    assert (case["recordable"], case["outcome"]) == (False, None)
-    body = patch_case(manager, case["id"], recordable=True, outcome="death", missingFields=[]).json
-    assert (body["recordable"], body["outcome"]) == (False, None)
+    response = manager.post_json(f"/api/osha/incidents/{incident['number']}/cases",
+                                 {"name": "Pat", "recordable": True, **WORK}, status=400)
+    [issue] = response.json["issues"]
+    assert issue["path"] == "recordable"
+    assert "worked out from the answers" in issue["message"]
+    case = new_case(manager, incident["number"], **WORK)
+    response = patch_case(manager, case["id"], outcome="death", status=400)
+    assert [issue["path"] for issue in response.json["issues"]] == ["outcome"]
+    assert manager.get(f"/api/osha/incidents/{incident['number']}/cases").json == [case]
 
 
 @pytest.mark.parametrize(("answers", "case_type", "privacy"), [
@@ -530,3 +535,28 @@ def test_cases_of_another_sites_incident_do_not_mix(manager: Any, site: int) -> 
     new_case(manager, b["number"], "Bob Baker")
     assert [c["name"] for c in cases_of(manager, a["number"])] == ["Alice Able"]
     assert [c["name"] for c in cases_of(manager, b["number"])] == ["Bob Baker"]
+
+
+def test_a_date_of_birth_in_the_future_is_refused(manager: Any, incident: dict) -> None:
+    born = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    response = add_case(manager, incident["number"], dateOfBirth=born, status=400)
+    assert response.json["issues"] == [{"path": "dateOfBirth", "message": "Must not lie in the future"}]
+    assert cases_of(manager, incident["number"]) == []
+
+
+@pytest.mark.parametrize("moment", ["2026-01-05T08:00:00+23:59", "0001-01-01T00:00:00Z",
+                                    "9999-12-31T23:59:59-23:59"])
+def test_reported_to_osha_at_with_an_extreme_year_or_offset_is_a_400(manager: Any, incident: dict,
+                                                                    moment: str) -> None:
+    case = new_case(manager, incident["number"], **WORK)
+    response = patch_case(manager, case["id"], reportedToOshaAt=moment, status=400)
+    assert issue_paths(response) == {"reportedToOshaAt"}
+    assert cases_of(manager, incident["number"]) == [case]
+
+
+@pytest.mark.parametrize("kind", ["near_miss", "hazard"])
+def test_no_injury_case_on_an_incident_that_hurt_no_one(manager: Any, site: int, kind: str) -> None:
+    near_miss = new_incident(manager, site, type=kind)
+    response = add_case(manager, near_miss["number"], status=409, **WORK)
+    assert "hurt no one" in response.json["error"]
+    assert cases_of(manager, near_miss["number"]) == []
