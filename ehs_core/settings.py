@@ -13,6 +13,7 @@ included, so a bad value stops start-up like a bad core setting.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -106,6 +107,25 @@ def _timezone(value: str) -> str:
     return name
 
 
+def _storage(value: str) -> str:
+    """Where attachment bytes live (ehs_core/attachments/backends)."""
+    value = value.strip() or "local"
+    if value in {"local", "database"}:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme != "s3":
+        raise ValueError("expected local, database or s3://bucket[/prefix]")
+    # S3 bucket naming rules: 3-63 lowercase letters, digits, dots and hyphens.
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", parts.netloc):
+        raise ValueError(f"{parts.netloc!r} is not an S3 bucket name")
+    if parts.query or parts.fragment:
+        raise ValueError("expected s3://bucket[/prefix] without ? or #")
+    if importlib.util.find_spec("boto3") is None:
+        raise ValueError("S3 storage needs boto3: install ehs-service[s3]")
+    prefix = parts.path.strip("/")
+    return f"s3://{parts.netloc}/{prefix}" if prefix else f"s3://{parts.netloc}"
+
+
 def _password_profile(value: str) -> str:
     value = value.strip() or "default"
     if value not in {"default", "test"}:
@@ -131,6 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("mail.default_sender", "EHS_MAIL_FROM", str.strip, "ehs@localhost"),
     Setting("ehs.huey_url", "EHS_HUEY_URL", _huey_url, ""),
     Setting("ehs.upload_dir", "EHS_UPLOAD_DIR", str.strip, "var/uploads"),
+    Setting("ehs.storage", "EHS_STORAGE", _storage, "local"),
     Setting("ehs.max_upload_mb", "MAX_UPLOAD_MB", _positive_int, "10"),
     Setting("ehs.timezone", "TZ", _timezone, ""),
     Setting("ehs.session_secure", "EHS_SESSION_SECURE", _boolean, "false"),
@@ -139,6 +160,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ehs.mail_retry_delay", "EHS_MAIL_RETRY_DELAY", _positive_int, "60"),
     Setting("ehs.password_profile", None, _password_profile, "default"),
     Setting("ehs.pool_size", "EHS_POOL_SIZE", _positive_int, "5"),
+    # JSON request bodies, far below the upload limit (ehs_core.intake).
+    Setting("ehs.max_json_kb", "EHS_MAX_JSON_KB", _positive_int, "1024"),
 )
 
 

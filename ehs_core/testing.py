@@ -46,16 +46,28 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        self.recipients: list[str] = []  # envelope recipients (RCPT TO), as the server saw them
+        self.refused: set[str] = set()  # addresses answered "550 no such mailbox"
         self.lock = threading.Lock()
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                          rcpt_options: list[str]) -> str:
+        if address in self.refused:
+            return "550 5.1.1 No such mailbox"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         with self.lock:
             self.messages.append(message_from_bytes(envelope.content))
+            self.recipients.extend(envelope.rcpt_tos)
         return "250 OK"
 
     def clear(self) -> None:
         with self.lock:
             self.messages.clear()
+            self.recipients.clear()
+        self.refused.clear()
 
     def wait(self, count: int = 1, timeout: float = 10.0) -> list[Message]:
         """Wait until at least `count` messages arrived (mail goes out after

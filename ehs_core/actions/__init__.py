@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
@@ -17,12 +16,7 @@ from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import person, user_names
 from ehs_core.serialize import iso
-
-
-def server_zone(registry: Registry) -> dt.tzinfo:
-    """The zone in which due dates are judged (setting TZ / ehs.timezone)."""
-    name = registry.settings.get("ehs.timezone")
-    return ZoneInfo(name) if name else dt.datetime.now().astimezone().tzinfo
+from ehs_core.sites.zones import server_zone  # due dates are judged in the server's zone
 
 
 def today(registry: Registry) -> dt.date:

@@ -16,8 +16,8 @@ FACTORY = "ehs_core.incidents.resources.incident_factory"
 
 
 def _column_filter(column: Any):
-    def apply(query: Select, value: Any, request: Request) -> Select:
-        return query.where(column == value)
+    def apply(query: Select, values: list[Any], request: Request) -> Select:
+        return query.where(column.in_(values))
     return apply
 
 

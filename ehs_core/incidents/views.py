@@ -11,9 +11,16 @@ from pyramid.view import view_config
 
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
-from ehs_core.incidents.filing import check_replay, file_incident, number_incident, update_incident
+from ehs_core.incidents.filing import (
+    check_replay,
+    file_incident,
+    filed_by,
+    number_incident,
+    update_incident,
+    user_filer,
+)
 from ehs_core.incidents.listing import list_page, list_schema
-from ehs_core.incidents.models import Comment
+from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, iso, person, user_names
@@ -30,16 +37,26 @@ def create(request: Request) -> dict:
     user = request.identity.user
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
-        check_replay(incident, data, sender_filed_it=(
-            incident.anonymous or incident.reporter_id == user.id or request.has_permission(
-                Permission.view_incident, IncidentContext(request, incident))))
-        request.response.status = 200
-        return incident_json(request, incident, detail=True)
+        return replay(request, incident, data)
     # The answer is built before the number is taken, outside the numbering lock.
     body = incident_json(request, incident, detail=True, fresh=True)
     number_incident(request, incident)
     request.response.status = 201
     return body | {"number": incident.number, "reference": incident.reference}
+
+
+def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
+    """The answer to a create sent again: only to the identity that filed
+    the report (anyone else learns nothing beyond "used"), and no more than
+    that identity may see: the detail if it may open the incident, else the
+    report as it was filed (an anonymous reporter cannot open their report,
+    and its investigation is not theirs to read)."""
+    check_replay(incident, data, filed_by(incident, user_filer(data["anonymous"], request.identity.user_id)))
+    request.response.status = 200
+    context = IncidentContext(request, incident)
+    if request.has_permission(Permission.view_incident, context):
+        return incident_json(request, incident, detail=True)
+    return incident_json(request, incident, detail=True, fresh=True)
 
 
 @view_config(route_name="incidents", request_method="GET", renderer="json",

@@ -73,6 +73,8 @@ def create_area(request: Request, site: Site, data: dict[str, Any]) -> Area:
         parent = request.dbsession.get(Area, parent_id)
         if parent is None or parent.site_id != site.id:
             raise Invalid("parentId", "The parent area must belong to the same site")
+        if parent.archived:
+            raise Invalid("parentId", "The parent area is archived")
     area = Area(site_id=site.id, name=data["name"], kind=data.get("kind", "area"),
                 parent_id=parent_id, archived=False)
     request.dbsession.add(area)

@@ -11,7 +11,7 @@ from typing import Any
 from pyramid.request import Request
 
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.resources import IncidentContext
+from ehs_core.incidents.resources import IncidentContext, known_context
 from ehs_core.security import Permission
 from ehs_core.workflow import transitions_for
 
@@ -28,14 +28,12 @@ def moves(request: Request, incident: Incident) -> list[dict[str, str | None]]:
 
 
 def context_of(request: Request, incident: Incident) -> IncidentContext:
-    """The route's context when it is this incident's (its ACL is loaded
-    already); else a new one. An incident without a number was filed in this
-    request and is not numbered yet: nothing hangs off it, so its ACL needs
-    no query for assignees."""
-    context = getattr(request, "context", None)
-    if isinstance(context, IncidentContext) and context.incident is incident:
-        return context
-    return IncidentContext(request, incident, fresh=incident.number is None)
+    """The context already made for this incident in this request (the
+    route's, whose ACL is loaded); else a new one. An incident without a
+    number was filed in this request and is not numbered yet: nothing hangs
+    off it, so its ACL needs no query for assignees."""
+    return known_context(request, incident) or IncidentContext(request, incident,
+                                                               fresh=incident.number is None)
 
 
 def can_flags(request: Request, incident: Incident) -> dict[str, bool]:

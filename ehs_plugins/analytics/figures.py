@@ -6,7 +6,6 @@ plugins are enabled; with no provider the analytics answer has neither
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,11 +25,15 @@ class InjuryFigures:
     """`period(request, scope)`: (recordable cases, days away) of the incidents
     `scope(stmt)` narrows a statement reading `Incident` to (the caller's
     visible incidents of the period, in the same pass).
-    `rates(request, last, site_id)`: the `rates` section (TRIR and DART) up
-    to the day `last`, for one site or all of the organization's."""
+    `rates(request, last, site_id, *, with_counts, local_seconds)`: the
+    `rates` section (TRIR and DART) up to the day `last`, for one site or all
+    of the organization's; the case counts behind the rates only
+    `with_counts`; `local_seconds(start, end)` is the incident's local
+    wall-clock time at its site (seconds since 1970) for incidents between
+    two instants, so cases fall in their site's calendar months."""
 
     period: Callable[[Request, Callable[[Select], Select]], tuple[int, int]]
-    rates: Callable[[Request, dt.date, int | None], dict[str, Any]]
+    rates: Callable[..., dict[str, Any]]
 
 
 def add_injury_figures(config: Configurator, *, period: Callable[..., tuple[int, int]],

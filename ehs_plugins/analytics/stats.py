@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyramid.request import Request
 from sqlalchemy import Select, and_, case, func, literal, or_, select
@@ -32,6 +31,7 @@ from ehs_core.incidents.models import Incident, IncidentType, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.zones import site_zone
 from ehs_plugins.analytics import sqltime
 from ehs_plugins.analytics.figures import InjuryFigures
 
@@ -219,13 +219,12 @@ def site_offsets(request: Request, site_id: int | None, start: dt.datetime,
     """The UTC offset (seconds) at `Incident.occurred_at` in the zone of the
     incident's site (the server's zone for a site without one), for
     incidents in [start, end) of the organization's sites (or of `site_id`)."""
-    fallback = server_zone(request.registry)
     stmt = select(Site.id, Site.timezone).where(Site.organization_id == request.identity.user.organization_id)
     if site_id is not None:
         stmt = stmt.where(Site.id == site_id)
     sites: dict[dt.tzinfo, list[int]] = {}
     for s_id, zone in request.dbsession.execute(stmt.order_by(Site.id)):
-        sites.setdefault(ZoneInfo(zone) if zone else fallback, []).append(s_id)
+        sites.setdefault(site_zone(zone, request.registry), []).append(s_id)
     cases = [(zone, sqltime.offset_case(Incident.occurred_at, sqltime.offset_spans(zone, start, end)))
              for zone in sites]
     if len(cases) <= 1:
@@ -239,8 +238,13 @@ LAGGING = ("injuries", "illnesses", "recordableCases", "daysAway")
 
 
 def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | None,
-              incident_type: str | None, injuries: InjuryFigures | None) -> dict[str, Any]:
-    """`injuries`: the registered injury figures, when the caller may see them."""
+              incident_type: str | None, injuries: InjuryFigures | None, show_rates: bool,
+              show_cases: bool) -> dict[str, Any]:
+    """The analytics answer. `injuries`: the registered injury figures (see
+    add_injury_figures), if any. `show_rates` adds TRIR and DART;
+    `show_cases` adds the injury-record figures (recordable cases, days
+    away, case counts behind the rates), which are left out, not zeroed,
+    otherwise."""
     db = request.dbsession
     name = dialect(db)
     zone = server_zone(request.registry)
@@ -254,8 +258,9 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         filters.append(Incident.site_id == site_id)
     if incident_type is not None:
         filters.append(Incident.type == incident_type)
-    current, places = period_figures(request, first, after, filters, injuries)
-    previous, _ = period_figures(request, previous_first, first, filters, injuries)
+    cases = injuries if show_cases else None
+    current, places = period_figures(request, first, after, filters, cases)
+    previous, _ = period_figures(request, previous_first, first, filters, cases)
 
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}
@@ -306,6 +311,9 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         "actions": {"onTime": current["actionsOnTime"], "late": current["actionsLate"],
                     "pending": current["actionsPending"]},
     }
-    if injuries is not None:
-        body["rates"] = injuries.rates(request, last, site_id)
+    if injuries is not None and show_rates:
+        body["rates"] = injuries.rates(
+            request, last, site_id, with_counts=show_cases,
+            local_seconds=lambda start, end: (sqltime.epoch(Incident.occurred_at, name)
+                                              + site_offsets(request, site_id, start, end)))
     return body

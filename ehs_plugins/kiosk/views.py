@@ -22,7 +22,7 @@ from ehs_core.errors import APIError, TooMany, invalid
 from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
 from ehs_core.incidents.models import Incident
 from ehs_core.pages import PAGE_HEADERS
-from ehs_core.schemas import json_object
+from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
@@ -54,8 +54,10 @@ def link_json(link: KioskLink) -> dict[str, Any]:
 def check_site(request: Request, site_id: int | None) -> None:
     if site_id is not None:
         site = request.dbsession.get(Site, site_id)
-        if site is None or site.archived:
+        if site is None:
             raise invalid("siteId", "Unknown site")
+        if site.archived:
+            raise invalid("siteId", "This site is archived; a link cannot report on it")
 
 
 @view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
@@ -125,8 +127,11 @@ def _report_part(request: Request) -> dict[str, Any]:
     part = request.POST.get("report")
     if part is None:
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Required"}])
-    raw = part.file.read() if hasattr(part, "file") else part
-    return json_object(raw, "report", "Must be a JSON object")
+    raw = part.file.read() if hasattr(part, "file") else part.encode("utf-8", "surrogatepass")
+    body = parse_json(raw, "report")
+    if not isinstance(body, dict):
+        raise APIError(400, "Invalid request", [{"path": "report", "message": "Must be a JSON object"}])
+    return body
 
 
 @view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT,
@@ -141,7 +146,7 @@ def file_report(request: Request) -> dict[str, Any]:
     uploads = [value for key, value in request.POST.items() if key != "report" and hasattr(value, "file")]
     if len(uploads) > MAX_FILES:
         raise APIError(400, "Invalid request", [{"path": "files", "message": f"At most {MAX_FILES} files"}])
-    data = report_schema().deserialize(_report_part(request))
+    data = deserialize(report_schema(), _report_part(request))
     if link.site_id is not None and data["siteId"] != link.site_id:
         raise invalid("siteId", "This link reports only on its own site")
     reporter_name = data.pop("reporterName")
@@ -154,7 +159,8 @@ def file_report(request: Request) -> dict[str, Any]:
     if wait is not None:
         raise TooMany("Too many reports from this link; try again in a few minutes",
                       headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    incident, created = file_incident(request, data, link.organization_id, reporter_id=None)
+    incident, created = file_incident(request, data, link.organization_id, reporter_id=None,
+                                      filer=f"kiosk:{link.id}")
     if not created:  # the same clientId arrived concurrently
         return replay(request, link, incident, data)
     request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
@@ -176,7 +182,7 @@ def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str
     """The answer to a retried submission: the original reference, but only
     to the link that filed it and only for the same report."""
     filed = request.dbsession.get(KioskReport, incident.id)
-    check_replay(incident, data, sender_filed_it=filed is not None and filed.kiosk_id == link.id)
+    check_replay(incident, data, filed_by_sender=filed is not None and filed.kiosk_id == link.id)
     request.response.status = 200
     return {"reference": incident.reference, "failedFiles": []}
 

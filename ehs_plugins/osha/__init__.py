@@ -16,6 +16,8 @@ def includeme(config: Configurator) -> None:
     config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
     config.add_incident_section("injuredCount", injured_count, fresh=lambda: 0)
     config.add_mail_template("osha_severe_report", "ehs_plugins.osha:templates/severe_report.txt")
+    # Case decisions go to the incident's audit trail, readable by safety managers only.
+    config.add_restricted_audit_action("osha.case_decision", "ehs_plugins.osha.trail.may_see_decisions")
     incident = r"/api/osha/incidents/{number:\d{1,9}}"
     config.add_route("osha.incident_cases", incident + "/cases", factory=ROOT)
     config.add_route("osha.case", r"/api/osha/cases/{id:\d{1,9}}", factory=ROOT)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ehs_core.events import AfterCommit, Event
 
@@ -20,10 +20,13 @@ class AfterCaseChanged(AfterCommit):
 class CaseChanged(Event):
     """An injury or illness case was added, changed or removed (`change`:
     "created", "updated" or "deleted"; osha.services), after its
-    classification was recalculated. The severe-injury notice listens."""
+    classification was recalculated. `before`: the decision before the
+    change (see trail.decision; None for a new case). The decision trail
+    and the severe-injury notice listen."""
 
     after = AfterCaseChanged
     case: InjuryCase
     incident: Incident
     change: str
+    before: dict[str, Any] | None
     actor_id: int | None

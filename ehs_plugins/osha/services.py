@@ -11,14 +11,24 @@ from pyramid.request import Request
 from sqlalchemy import func, select
 
 from ehs_core.db import utcnow
-from ehs_core.errors import Invalid, NotFound
+from ehs_core.errors import Conflict, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
-from ehs_plugins.osha.cases import recalculate
+from ehs_plugins.osha.cases import incident_zone, recalculate
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CASE_FIELDS
+from ehs_plugins.osha.trail import decision
+
+# Incident types that by definition hurt no one (29 CFR 1904.4: a case is an
+# injury or illness); property damage or a spill may still have hurt someone.
+NO_ONE_HURT = ("near_miss", "hazard")
+
+
+def zone_of(request: Request, incident: Incident) -> Any:
+    """The establishment's clock for this incident (its site's zone)."""
+    return incident_zone(request.dbsession, request.registry, incident)
 
 
 def load_incident(request: Request, number: int, lock: bool = False) -> Incident:
@@ -69,6 +79,9 @@ def list_cases(request: Request, incident: Incident) -> list[InjuryCase]:
 def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[InjuryCase, Incident]:
     """The next case of the incident (one per injured or ill person)."""
     incident = load_incident(request, number, lock=True)  # serialises case numbering per incident
+    if incident.type in NO_ONE_HURT:
+        raise Conflict(f"A {incident.type.replace('_', ' ')} hurt no one, so it has no injury or "
+                       "illness case; change the incident's type first if someone was hurt")
     last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
         InjuryCase.incident_id == incident.id)).scalar()
     case = InjuryCase(incident_id=incident.id, sequence=(last or 0) + 1, created_at=utcnow(),
@@ -82,19 +95,21 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
     apply_answers(case, data)
     request.dbsession.add(case)
     request.dbsession.flush()
-    publish(request, CaseChanged(request, case=case, incident=incident, change="created",
+    publish(request, CaseChanged(request, case=case, incident=incident, change="created", before=None,
                                  actor_id=actor(request)))
     return case, incident
 
 
 def update_case(request: Request, case: InjuryCase, incident: Incident, data: dict[str, Any]) -> InjuryCase:
+    """Change a case's answers; the decision is recalculated."""
+    before = decision(case)
     apply_answers(case, data)
-    publish(request, CaseChanged(request, case=case, incident=incident, change="updated",
+    publish(request, CaseChanged(request, case=case, incident=incident, change="updated", before=before,
                                  actor_id=actor(request)))
     return case
 
 
 def delete_case(request: Request, case: InjuryCase, incident: Incident) -> None:
     publish(request, CaseChanged(request, case=case, incident=incident, change="deleted",
-                                 actor_id=actor(request)))
+                                 before=decision(case), actor_id=actor(request)))
     request.dbsession.delete(case)

@@ -14,11 +14,18 @@ from sqlalchemy import func, select
 from ehs_core.incidents.models import Incident
 from ehs_core.security import Role, role_principal
 from ehs_plugins.osha import services
-from ehs_plugins.osha.cases import case_json, case_number, incident_zone
+from ehs_plugins.osha.cases import case_json, case_number
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.schemas import case_create_schema, case_update_schema
 
 MANAGE = "osha.manage"
+# What a case answer holds beyond the fields sent (for the OpenAPI document).
+CASE_ANSWER = (
+    "A case answer adds to its fields: recordable, outcome, caseType and privacyCase as computed; "
+    "severeReport ({withinHours, reasons, dueBy, enteredAt, pastDueWhenEntered}, times on the "
+    "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
+    "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
+    "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
 
 
 class OshaRoot:
@@ -28,25 +35,28 @@ class OshaRoot:
         self.request = request
 
 
-@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE,
+             summary="The incident's cases. " + CASE_ANSWER)
 def list_cases(request: Request) -> list[dict[str, Any]]:
     incident = services.load_incident(request, int(request.matchdict["number"]))
-    return [case_json(case, incident) for case in services.list_cases(request, incident)]
+    zone = services.zone_of(request, incident)
+    return [case_json(case, incident, zone) for case in services.list_cases(request, incident)]
 
 
 @view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
-             body=case_create_schema, responses=(201,))
+             body=case_create_schema, responses=(201,), summary="Add a case. " + CASE_ANSWER)
 def create_case(request: Request) -> dict[str, Any]:
     case, incident = services.create_case(request, int(request.matchdict["number"]), request.validated)
     request.response.status = 201
-    return case_json(case, incident)
+    return case_json(case, incident, services.zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
-             body=case_update_schema)
+             body=case_update_schema, summary="Change a case; the decision is recalculated. " + CASE_ANSWER)
 def update_case(request: Request) -> dict[str, Any]:
     case, incident = services.load_case(request, int(request.matchdict["id"]))
-    return case_json(services.update_case(request, case, incident, request.validated), incident)
+    services.update_case(request, case, incident, request.validated)
+    return case_json(case, incident, services.zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE,
@@ -64,7 +74,7 @@ def _date(value: Any) -> str | None:
 def form_301(request: Request) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report)."""
     case, incident = services.load_case(request, int(request.matchdict["id"]))
-    occurred = incident.occurred_at.astimezone(incident_zone(incident))
+    occurred = incident.occurred_at.astimezone(services.zone_of(request, incident))
     return {
         "caseNumber": case_number(incident, case),
         "employee": {"name": case.name, "address": case.employee_address,
