@@ -42,14 +42,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
+    from ehs_core.actions.digest import send_digests
+
     registry = _bootstrap(args.config)
-    job = registry.get("digest_runner")
-    if job is None:
-        print("no digest is registered")
-        return 0
     if registry.settings.get("ehs.huey_url"):
         # The worker delivers them, with retries, after this command exits.
-        print(f"{job(registry)} digest(s) queued for the worker")
+        print(f"{send_digests(registry)} digest(s) queued for the worker")
         return 0
     # In-process jobs would die with this process: deliver before exiting, so
     # the count printed is what reached SMTP; a mail not taken is recorded
@@ -57,17 +55,18 @@ def cmd_digest(args: argparse.Namespace) -> int:
     from ehs_core.mail import deliver
 
     results: list[bool] = []
-    count = job(registry, lambda message: results.append(deliver(registry, message, last_attempt=True)))
+    count = send_digests(
+        registry, lambda message: results.append(deliver(registry, message, last_attempt=True)))
     failed = results.count(False)
     print(f"{count - failed} digest(s) sent" + (f", {failed} not delivered" if failed else ""))
     return 1 if failed else 0
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from ehs_core.plugins import discover
+    from ehs_core.plugins import discover, enabled_plugins
 
     registry = _bootstrap(args.config)
-    enabled = set(registry.get("enabled_plugins", ()))
+    enabled = set(enabled_plugins(registry))
     for name, ep in sorted(discover().items()):
         state = "enabled" if name in enabled else "disabled"
         print(f"{name}\t{state}\t{ep.value}")

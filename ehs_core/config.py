@@ -15,6 +15,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     settings = load(raw_settings)
     config = Configurator(settings=settings)
     # Order matters: directives first, then what uses them.
+    config.include("ehs_core.settings")  # add_setting
     config.include("ehs_core.plugins")  # add_migrations
     config.include("ehs_core.security")  # add_identity_provider, policy, deny by default
     config.include("ehs_core.db")  # engine, request.dbsession, pyramid_tm, pyramid_retry
@@ -37,6 +38,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.actions")  # also the daily digest job
     config.include("ehs_core.attachments")
     config.include("ehs_core.pages")  # /auth/magic, /auth/reset
+    config.include("ehs_core.seed")  # add_seeder, for `ehs seed`
     config.include("ehs_core.openapi")  # /api/openapi.json, built from the registrations
     config.commit()
     # Plugins come last and use the same directives the core used above.

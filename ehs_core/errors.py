@@ -1,9 +1,15 @@
 """One JSON error shape for everything under /api: `{error}` and, for
 validation failures, `{error, issues: [{path, message}]}`.
 
-Views raise `APIError` (or colander.Invalid); the exception views below turn
-them into responses. A 500 is logged with its traceback and answered with a
-generic message only.
+Operations (the service modules: `incidents/filing.py`, `attachments/storage.py`
+…) raise domain errors, named for what went wrong (`Invalid`, `NotFound`,
+`Conflict`, `Forbidden`, `Unprocessable` …), never HTTP exceptions, so a
+second face (HTML pages) can show the same refusal its own way. Each kind
+carries the HTTP status the JSON API answers with, and the one exception view
+below turns any of them (or colander.Invalid) into the JSON shape. Views may
+raise `APIError(status, message)` for refusals that only exist at the HTTP
+level (content type, request size). A 500 is logged with its traceback and
+answered with a generic message only.
 """
 
 from __future__ import annotations
@@ -24,21 +30,77 @@ from sqlalchemy.exc import DBAPIError
 log = logging.getLogger(__name__)
 
 
-class APIError(Exception):
-    """A refusal with a status and a message for the client."""
+class DomainError(Exception):
+    """A refusal by an operation, in the user's words. `status` is what the
+    JSON API answers; `issues` name fields; `headers` (e.g. Retry-After)
+    travel with it."""
 
-    def __init__(self, status: int, message: str, issues: list[dict[str, str]] | None = None,
+    status: int = 400
+
+    def __init__(self, message: str, issues: list[dict[str, str]] | None = None,
                  headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
         self.message = message
         self.issues = issues
         self.headers = headers or {}
 
 
-def invalid(path: str, message: str) -> APIError:
+class Invalid(DomainError):
+    """Data that breaks a rule colander cannot express alone, about one field."""
+
+    status = 400
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__("Invalid request", [{"path": path, "message": message}])
+
+
+class Forbidden(DomainError):
+    """The caller's role is too low for this particular change."""
+
+    status = 403
+
+
+class NotFound(DomainError):
+    """Missing, or not the caller's to see (answered alike, ASVS 5 8.2.2)."""
+
+    status = 404
+
+    def __init__(self, message: str = "Not found") -> None:
+        super().__init__(message)
+
+
+class Conflict(DomainError):
+    """The current state refuses the change (workflow, limits, duplicates)."""
+
+    status = 409
+
+
+class Unprocessable(DomainError):
+    """Well-formed but contradicting what was stored (a clientId reused for
+    another report)."""
+
+    status = 422
+
+
+class TooMany(DomainError):
+    """A rate limit; `headers` carries Retry-After."""
+
+    status = 429
+
+
+class APIError(DomainError):
+    """A refusal with an explicit status, for adapters (views) whose rule is
+    about HTTP itself: content types, request sizes, missing parts."""
+
+    def __init__(self, status: int, message: str, issues: list[dict[str, str]] | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, issues, headers)
+        self.status = status
+
+
+def invalid(path: str, message: str) -> Invalid:
     """A 400 about one field, for rules colander cannot express alone."""
-    return APIError(400, "Invalid request", [{"path": path, "message": message}])
+    return Invalid(path, message)
 
 
 def error_response(request: Request, status: int, message: str,
@@ -96,8 +158,8 @@ def issues_from_invalid(exc: colander.Invalid) -> list[dict[str, str]]:
     return sorted(issues, key=lambda issue: issue["path"])
 
 
-@exception_view_config(APIError)
-def api_error(exc: APIError, request: Request) -> Response:
+@exception_view_config(DomainError)
+def api_error(exc: DomainError, request: Request) -> Response:
     return error_response(request, exc.status, exc.message, exc.issues, exc.headers)
 
 

@@ -16,6 +16,7 @@ from pyramid.view import view_config
 
 from ehs_core import schemas as s
 from ehs_core.directives import register_once
+from ehs_core.plugins import enabled_plugins
 
 ERROR = {"type": "object", "required": ["error"], "properties": {
     "error": {"type": "string"},
@@ -218,7 +219,7 @@ def build(registry: Registry) -> dict[str, Any]:
         "info": {"title": "EHS incident service", "version": "1",
                  "description": "Workplace-safety incident service. Generated from the running "
                                 "configuration: the core and the enabled plugins "
-                                f"({', '.join(registry.get('enabled_plugins', ())) or 'none'})."},
+                                f"({', '.join(enabled_plugins(registry)) or 'none'})."},
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": {"Error": ERROR},

@@ -70,6 +70,5 @@ def includeme(config: Configurator) -> None:
     config.add_mail_template("action_assigned", "ehs_core.mail:templates/action_assigned.txt")
     config.add_mail_template("action_digest", "ehs_core.mail:templates/action_digest.txt")
     config.add_periodic_job("actions.digest", send_digests, daily_schedule(config.registry))
-    config.registry["digest_runner"] = send_digests
     config.scan(".views")
     config.scan(".notices")

@@ -10,11 +10,12 @@ from sqlalchemy import select
 
 from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
+from ehs_core.attachments.storage import MAX_PER_INCIDENT
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.serialize import iso
 
-MAX_PER_INCIDENT = 20
+__all__ = ["MAX_PER_INCIDENT", "attachment_json", "attachments_section"]
 
 
 def attachment_json(item: Attachment) -> dict[str, Any]:

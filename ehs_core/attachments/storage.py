@@ -1,4 +1,10 @@
-"""Attachment bytes in the configured store, typed by their content.
+"""Keeping and refusing uploaded files: the one place an attachment is
+stored or removed, from the JSON API and a kiosk link alike.
+
+Convention as in `incidents.filing`: the request is the unit of work
+(`request.dbsession`; `request.tm` so the bytes are removed again if the
+transaction does not commit; `request.registry` for the store and
+`ehs.max_upload_mb`); refusals are `Refused` (a domain error).
 
 The type comes from libmagic (python-magic), never from the name or the
 client's Content-Type; only photos and PDFs are kept. Bytes go under a
@@ -20,8 +26,17 @@ from typing import Any, BinaryIO
 
 import magic
 from pyramid.request import Request
+from sqlalchemy import func, select
 
 from ehs_core.attachments.backends import Backend
+from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
+from ehs_core.attachments.models import Attachment
+from ehs_core.db import utcnow
+from ehs_core.errors import DomainError
+from ehs_core.events import AttachmentAdded, AttachmentRemoved, actor, publish
+from ehs_core.incidents.models import Incident
+
+MAX_PER_INCIDENT = 20
 
 log = logging.getLogger(__name__)
 
@@ -110,3 +125,63 @@ def _discard(backend: Backend, storage_name: str) -> None:
         backend.delete(None, storage_name)  # type: ignore[arg-type]
     except Exception:
         log.exception("could not remove stored attachment %s from %s", storage_name, backend.describe())
+
+
+class Refused(DomainError):
+    """A file that is not kept; `status` says why (413 too large, 400 empty,
+    415 not a readable photo or PDF, 409 the incident is full)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def max_upload_bytes(request: Request) -> int:
+    return request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+
+
+def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None) -> Attachment:
+    """Check and keep one uploaded file (cgi.FieldStorage-like: `.file`,
+    `.filename`); raises Refused. `uploader_id` is None for a kiosk link.
+    The caller locks the incident first when uploads may race (the limit of
+    files per incident is counted here)."""
+    limit = max_upload_bytes(request)
+    source = upload.file
+    source.seek(0, 2)
+    size = source.tell()
+    if size > limit:
+        raise Refused(413, f"The file is larger than {limit // (1024 * 1024)} MB")
+    if size == 0:
+        raise Refused(400, "The file is empty")
+    source.seek(0)
+    content_type = detect_type(source.read(8192))
+    if content_type is None:
+        raise Refused(415, "Only photos (JPEG, PNG, WebP, GIF, HEIC) and PDF files are accepted")
+    dbsession = request.dbsession
+    count = dbsession.execute(select(func.count()).select_from(Attachment)
+                              .where(Attachment.incident_id == incident.id)).scalar()
+    if count >= MAX_PER_INCIDENT:
+        raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
+    try:
+        source = strip_metadata(source, content_type) or source
+    except UnreadablePhoto:
+        raise Refused(415, "The photo could not be read") from None
+    storage_name, stored_size = store(request, source)
+    # An anonymous report keeps no name a phone or a person gave the file.
+    name = None if incident.anonymous else upload.filename
+    item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
+                      storage_name=storage_name, content_type=content_type, size=stored_size,
+                      uploaded_by_id=uploader_id, created_at=utcnow())
+    dbsession.add(item)
+    dbsession.flush()
+    publish(request, AttachmentAdded(request, incident_id=incident.id, attachment=item,
+                                     actor_id=uploader_id))
+    return item
+
+
+def remove_attachment(request: Request, item: Attachment) -> None:
+    """Delete the row now and the bytes with it (see remove_after_commit)."""
+    publish(request, AttachmentRemoved(request, incident_id=item.incident_id, attachment=item,
+                                       actor_id=actor(request)))
+    remove_after_commit(request, item.storage_name)
+    request.dbsession.delete(item)

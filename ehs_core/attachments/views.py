@@ -1,3 +1,6 @@
+"""The JSON face of attachments: multipart parsing, download headers; the
+operations live in `storage`."""
+
 from __future__ import annotations
 
 import logging
@@ -9,15 +12,11 @@ from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
-from sqlalchemy import func, select
 
-from ehs_core import audit
-from ehs_core.attachments import MAX_PER_INCIDENT, attachment_json
+from ehs_core.attachments import attachment_json
 from ehs_core.attachments.backends import Missing
-from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
 from ehs_core.attachments.models import Attachment
-from ehs_core.attachments.storage import clean_filename, detect_type, open_stored, remove_after_commit, store
-from ehs_core.db import utcnow
+from ehs_core.attachments.storage import max_upload_bytes, open_stored, remove_attachment, save_upload
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
@@ -44,58 +43,11 @@ def attachment_factory(request: Request) -> AttachmentContext:
     return AttachmentContext(incident_context, item)
 
 
-class Refused(Exception):
-    """A file that is not kept: (status, message)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None) -> Attachment:
-    """Check and keep one uploaded file (cgi.FieldStorage-like); raises
-    Refused. Shared with plugins that accept files (the kiosk)."""
-    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
-    source = upload.file
-    source.seek(0, 2)
-    size = source.tell()
-    if size > limit:
-        raise Refused(413, f"The file is larger than {limit // (1024 * 1024)} MB")
-    if size == 0:
-        raise Refused(400, "The file is empty")
-    source.seek(0)
-    content_type = detect_type(source.read(8192))
-    if content_type is None:
-        raise Refused(415, "Only photos (JPEG, PNG, WebP, GIF, HEIC) and PDF files are accepted")
-    dbsession = request.dbsession
-    count = dbsession.execute(select(func.count()).select_from(Attachment)
-                              .where(Attachment.incident_id == incident.id)).scalar()
-    if count >= MAX_PER_INCIDENT:
-        raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
-    try:
-        source = strip_metadata(source, content_type) or source
-    except UnreadablePhoto:
-        raise Refused(415, "The photo could not be read") from None
-    storage_name, stored_size = store(request, source)
-    # An anonymous report keeps no name a phone or a person gave the file.
-    name = None if incident.anonymous else upload.filename
-    item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
-                      storage_name=storage_name, content_type=content_type, size=stored_size,
-                      uploaded_by_id=uploader_id, created_at=utcnow())
-    dbsession.add(item)
-    dbsession.flush()
-    audit.record(request, incident.id, "attachment.created",
-                 {"id": {"old": None, "new": item.id}, "filename": {"old": None, "new": item.filename},
-                  "contentType": {"old": None, "new": content_type}}, actor_id=uploader_id)
-    return item
-
-
 @view_config(route_name="incident.attachments", request_method="POST", renderer="json",
              permission=Permission.upload_attachment,
              responses=(201,), multipart={"file": "file"})
 def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
-    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+    limit = max_upload_bytes(request)
     if request.content_length and request.content_length > limit + 64 * 1024:
         raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
     if not (request.content_type or "").startswith("multipart/form-data"):
@@ -105,10 +57,7 @@ def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
         raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
     # Lock the incident: concurrent uploads must not exceed the per-incident limit.
     incident = request.dbsession.get(Incident, context.incident.id, with_for_update=True)
-    try:
-        item = save_upload(request, incident, upload, request.identity.user_id)
-    except Refused as exc:
-        raise APIError(exc.status, exc.message) from None
+    item = save_upload(request, incident, upload, request.identity.user_id)
     request.response.status = 201
     return attachment_json(item)
 
@@ -141,9 +90,5 @@ def download(context: AttachmentContext, request: Request) -> Response:
 @view_config(route_name="attachment", request_method="DELETE", permission=Permission.delete_attachment,
              responses=(204,))
 def delete(context: AttachmentContext, request: Request) -> HTTPNoContent:
-    item = context.attachment
-    audit.record(request, item.incident_id, "attachment.deleted",
-                 {"id": {"old": item.id, "new": None}, "filename": {"old": item.filename, "new": None}})
-    remove_after_commit(request, item.storage_name)
-    request.dbsession.delete(item)
+    remove_attachment(request, context.attachment)
     return HTTPNoContent()

@@ -1,5 +1,7 @@
 """The audit trail: who created or changed what on an incident, read back as
-the incident's timeline."""
+the incident's timeline. Entries are written by listeners on the events the
+operations publish (`audit/listeners.py`, as Kinto's history plugin does),
+never by the operations themselves."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
+from sqlalchemy.orm import Session
 
 from ehs_core.audit.models import AuditEntry
 from ehs_core.directives import register_once
@@ -35,16 +38,13 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, A
             for key, value in after.items() if jsonable(before.get(key)) != jsonable(value)}
 
 
-def record(request: Request, incident_id: int, action: str, changes: dict[str, Any],
-           actor_id: int | type[Ellipsis] | None = ...) -> AuditEntry:
-    """Add an entry; the actor defaults to the signed-in user. Pass
-    `actor_id=None` where the actor must not be recorded (anonymous reports)."""
-    if actor_id is ...:
-        identity = request.identity
-        actor_id = identity.user_id if identity is not None else None
+def record(dbsession: Session, incident_id: int, action: str, changes: dict[str, Any],
+           actor_id: int | None) -> AuditEntry:
+    """Add an entry. `actor_id` comes from the event: None where the actor
+    must not be recorded (anonymous reports, kiosk links)."""
     entry = AuditEntry(incident_id=incident_id, action=action, actor_id=actor_id,
                        changes={k: v for k, v in changes.items()})
-    request.dbsession.add(entry)
+    dbsession.add(entry)
     return entry
 
 
@@ -72,3 +72,4 @@ def readable(request: Request, entries: list[AuditEntry]) -> list[AuditEntry]:
 def includeme(config: Configurator) -> None:
     config.add_directive("add_restricted_audit_action", add_restricted_audit_action)
     config.scan(".views")
+    config.scan(".listeners")

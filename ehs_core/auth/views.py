@@ -19,6 +19,7 @@ from pyramid.view import view_config
 from sqlalchemy import exists, select
 
 from ehs_core.auth import ratelimit
+from ehs_core.auth.passwords import passwords
 from ehs_core.auth.schemas import (
     EmailSchema,
     LoginSchema,
@@ -31,7 +32,7 @@ from ehs_core.auth.sessions import end_current_session, end_user_sessions, start
 from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token, retire_tokens
 from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError, error_response
-from ehs_core.incidents.models import IncidentCounter
+from ehs_core.events import OrganizationCreated, publish
 from ehs_core.mail import send_mail
 from ehs_core.security import Permission, Role
 from ehs_core.users.models import Organization, User, normalize_email, user_json
@@ -84,7 +85,7 @@ def setup(request: Request) -> Response:
         org = Organization(name=data["organizationName"])
         request.dbsession.add(org)
         request.dbsession.flush()
-        request.dbsession.add(IncidentCounter(organization_id=org.id, last_number=0))
+        publish(request, OrganizationCreated(request, organization=org, actor_id=None))
     else:
         org.name = data["organizationName"]
     email = normalize_email(data["email"])
@@ -93,7 +94,7 @@ def setup(request: Request) -> Response:
         user = User(organization_id=org.id, email=email)
         request.dbsession.add(user)
     user.name, user.role, user.active = data["name"], Role.admin, True
-    user.password_hash = request.registry["passwords"].hash(data["password"])
+    user.password_hash = passwords(request.registry).hash(data["password"])
     request.dbsession.flush()
     log.info("setup completed: organization %s, admin user %s", org.id, user.id)
     return signed_in(request, user, status=201)
@@ -103,7 +104,7 @@ def setup(request: Request) -> Response:
 def login(request: Request) -> Response:
     data = request.validated
     email = normalize_email(data["email"])
-    passwords = request.registry["passwords"]
+    hasher = passwords(request.registry)
     wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
     if wait is not None:
         log.warning("login throttled for an account (too many attempts)")
@@ -111,11 +112,11 @@ def login(request: Request) -> Response:
                               headers={"Retry-After": retry_after(wait)})
     user = request.dbsession.execute(select(User).where(User.email == email)).scalar()
     stored = user.password_hash if user is not None else None
-    if not passwords.verify(stored, data["password"]) or not user.active:
+    if not hasher.verify(stored, data["password"]) or not user.active:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
         return error_response(request, 401, "Invalid email or password")
-    if passwords.needs_rehash(stored):
-        user.password_hash = passwords.hash(data["password"])
+    if hasher.needs_rehash(stored):
+        user.password_hash = hasher.hash(data["password"])
     log.info("user %s signed in with a password", user.id)
     return signed_in(request, user)
 
@@ -172,7 +173,7 @@ def confirm_password_reset(request: Request) -> Response:
     user_id = consume_token(request.dbsession, data["token"],
                             (TokenPurpose.password_reset, TokenPurpose.invitation))
     user = _active_user(request, user_id)
-    user.password_hash = request.registry["passwords"].hash(data["newPassword"])
+    user.password_hash = passwords(request.registry).hash(data["newPassword"])
     end_user_sessions(request, user.id)
     retire_tokens(request.dbsession, user.id)
     log.info("user %s set a new password through an emailed link", user.id)
@@ -199,16 +200,16 @@ def me(request: Request) -> dict:
 def change_password(request: Request) -> Response:
     data = request.validated
     user: User = request.identity.user
-    passwords = request.registry["passwords"]
+    hasher = passwords(request.registry)
     wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, user.email)
     if wait is not None:
         return error_response(request, 429, "Too many attempts; try again later",
                               headers={"Retry-After": retry_after(wait)})
-    if not passwords.verify(user.password_hash, data["currentPassword"]):
+    if not hasher.verify(user.password_hash, data["currentPassword"]):
         log.warning("user %s gave a wrong current password", user.id)
         return error_response(request, 400, "Invalid request", [
             {"path": "currentPassword", "message": "The current password is not correct"}])
-    user.password_hash = passwords.hash(data["newPassword"])
+    user.password_hash = hasher.hash(data["newPassword"])
     end_user_sessions(request, user.id)
     retire_tokens(request.dbsession, user.id)
     response = HTTPNoContent()

@@ -37,3 +37,4 @@ def includeme(config: Configurator) -> None:
     config.scan(".views")
     config.scan(".export")
     config.scan(".notices")
+    config.scan(".numbering")  # the counter of a new organization

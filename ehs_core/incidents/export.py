@@ -16,9 +16,9 @@ from pyramid.response import FileIter, Response
 from pyramid.view import view_config
 from sqlalchemy import select
 
+from ehs_core.incidents.listing import list_query, list_schema
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import occurred_at
-from ehs_core.incidents.views import list_query, list_schema
 from ehs_core.security import Permission
 from ehs_core.sites.models import Area, Site
 from ehs_core.users.models import User

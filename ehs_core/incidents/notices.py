@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyramid.events import subscriber
 from sqlalchemy import select
 
-from ehs_core.events import IncidentCreated
+from ehs_core.events import IncidentCreated, before_commit
 from ehs_core.incidents.models import Severity
 from ehs_core.incidents.serialize import occurred_at
 from ehs_core.mail import send_mail
@@ -26,8 +26,14 @@ def notify_serious_incident(event: IncidentCreated) -> None:
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
     site = request.dbsession.get(Site, incident.site_id)
-    for email in recipients:
-        send_mail(request, email, "incident_reported", reference=incident.reference,
-                  number=incident.number, title=incident.title, severity=incident.severity,
-                  type=incident.type.replace("_", " "), site=site.name if site else "",
-                  occurred=occurred_at(incident))
+    recipients = list(recipients)
+
+    def send() -> None:
+        # The report is numbered last, just before commit (incidents.numbering).
+        for email in recipients:
+            send_mail(request, email, "incident_reported", reference=incident.reference,
+                      number=incident.number, title=incident.title, severity=incident.severity,
+                      type=incident.type.replace("_", " "), site=site.name if site else "",
+                      occurred=occurred_at(incident))
+
+    before_commit(request, send)

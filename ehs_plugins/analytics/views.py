@@ -16,6 +16,7 @@ from ehs_core.schemas import INT_MAX, INT_MIN, Bool, Choice, Date, JSONType, Que
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.serialize import iso
 from ehs_plugins.analytics import stats
+from ehs_plugins.analytics.figures import injury_figures
 from ehs_plugins.analytics.models import SavedView
 
 
@@ -115,7 +116,6 @@ def analytics(request: Request) -> dict[str, Any]:
     if last >= three_years_after(first):
         raise invalid("to", "The period may span at most 3 years")
     identity = request.identity
-    osha = "osha" in request.registry.get("enabled_plugins", ())
     # Rates are for supervisors and above; the injury-record figures behind
     # them (recordable cases, days away, case counts) only for those who keep
     # the records, since in a small site or period they name a person
@@ -123,8 +123,8 @@ def analytics(request: Request) -> dict[str, Any]:
     # safety_manager; 29 CFR 1904.29(b)(6)-(10) privacy of case data).
     show_rates = role_at_least(identity.role, Role.supervisor)
     show_cases = role_at_least(identity.role, Role.safety_manager)
-    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates,
-                           show_cases)
+    return stats.analytics(request, first, last, query["siteId"], query["type"],
+                           injury_figures(request.registry), show_rates, show_cases)
 
 
 def view_json(view: SavedView) -> dict[str, Any]:

@@ -16,11 +16,11 @@ from pyramid.security import NO_PERMISSION_REQUIRED
 from pyramid.view import view_config
 from sqlalchemy import select
 
-from ehs_core.attachments.views import Refused, save_upload
+from ehs_core.attachments.storage import Refused, max_upload_bytes, save_upload
 from ehs_core.auth import ratelimit
-from ehs_core.errors import APIError, invalid
+from ehs_core.errors import APIError, TooMany, invalid
+from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.views import file_incident, number_incident, replay_allowed
 from ehs_core.pages import PAGE_HEADERS
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
@@ -29,7 +29,7 @@ from ehs_core.sites.models import Area, Site
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
-from ehs_plugins.kiosk.security import FILE_REPORT
+from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def file_report(request: Request) -> dict[str, Any]:
     link: KioskLink = request.identity.extra["link"]
     if not (request.content_type or "").startswith("multipart/form-data"):
         raise APIError(415, "Send the report as multipart/form-data")
-    limit = request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+    limit = max_upload_bytes(request)
     if request.content_length and request.content_length > MAX_FILES * limit + 1024 * 1024:
         raise APIError(413, "The report is too large")
     uploads = [value for key, value in request.POST.items() if key != "report" and hasattr(value, "file")]
@@ -152,16 +152,13 @@ def file_report(request: Request) -> dict[str, Any]:
     reporter_name = data.pop("reporterName")
     data["anonymous"] = not reporter_name
     # A retry is answered before the rate limit: it files nothing new.
-    if data.get("clientId"):
-        existing = request.dbsession.execute(select(Incident).where(
-            Incident.organization_id == link.organization_id,
-            Incident.client_id == data["clientId"])).scalar()
-        if existing is not None:
-            return replay(request, link, existing, data)
+    existing = find_by_client_id(request.dbsession, link.organization_id, data.get("clientId"))
+    if existing is not None:
+        return replay(request, link, existing, data)
     wait = ratelimit.hit(request.dbsession, REPORT_LIMIT, str(link.id))
     if wait is not None:
-        raise APIError(429, "Too many reports from this link; try again in a few minutes",
-                       headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
+        raise TooMany("Too many reports from this link; try again in a few minutes",
+                      headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
     incident, created = file_incident(request, data, link.organization_id, reporter_id=None,
                                       filer=f"kiosk:{link.id}")
     if not created:  # the same clientId arrived concurrently
@@ -185,10 +182,7 @@ def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str
     """The answer to a retried submission: the original reference, but only
     to the link that filed it and only for the same report."""
     filed = request.dbsession.get(KioskReport, incident.id)
-    if filed is None or filed.kiosk_id != link.id:
-        raise APIError(409, "This clientId was already used")
-    if not replay_allowed(incident, data):
-        raise APIError(422, "This clientId was already used for a different report")
+    check_replay(incident, data, filed_by_sender=filed is not None and filed.kiosk_id == link.id)
     request.response.status = 200
     return {"reference": incident.reference, "failedFiles": []}
 
@@ -203,9 +197,7 @@ def _int(value: str | None) -> int | None:
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
 def report_page(request: Request) -> Response:
     token = request.matchdict["token"]
-    link = request.dbsession.execute(
-        select(KioskLink).where(KioskLink.token == token, KioskLink.revoked.is_(False))).scalar() \
-        if len(token) <= 64 else None
+    link = active_link(request.dbsession, token)
     if link is None:
         raise HTTPNotFound()
     config = config_json(request, link)

@@ -36,9 +36,10 @@ def may_see_decisions(request: Request) -> bool:
 
 
 def record_decision(request: Request, case: InjuryCase, incident: Incident,
-                    before: dict[str, Any] | None) -> None:
+                    before: dict[str, Any] | None, actor_id: int | None) -> None:
     """Keep the decision in the audit trail when it changed (or the case is
-    new: `before` is None). The plugin's only write to the trail."""
+    new: `before` is None). The plugin's only write to the trail, made by
+    the listener on CaseChanged (listeners.py)."""
     after = decision(case)
     keys = ("recordable", "outcome", "caseType")
     if before is not None and all(before[key] == after[key] for key in keys):
@@ -46,4 +47,4 @@ def record_decision(request: Request, case: InjuryCase, incident: Incident,
     old = before or dict.fromkeys(after)
     changes = {key: {"old": old[key], "new": after[key]} for key in (*keys, "reasoning")}
     changes["case"] = {"old": None, "new": {"id": case.id, "caseNumber": case_number(incident, case)}}
-    record(request, incident.id, DECISION_ACTION, changes)
+    record(request.dbsession, incident.id, DECISION_ACTION, changes, actor_id)

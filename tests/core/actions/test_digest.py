@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from ehs_core import cli
+from ehs_core.actions import digest as digest_module
 from ehs_core.actions.digest import daily_schedule, send_digests
 from tests.core.workflow.support import add_action, body_of, detail, new_site, report, set_action
 
@@ -166,9 +167,14 @@ def test_the_schedule_follows_daylight_saving_time():
     assert fires(registry, summer.replace(hour=11), summer.replace(hour=12)) == [True, False]
 
 
-def test_the_digest_is_a_periodic_job_and_a_command(registry, capsys):
-    assert registry["digest_runner"] is send_digests
+def test_the_digest_is_a_periodic_job_and_a_command(registry, capsys, monkeypatch):
     assert "actions.digest" in registry["jobs"]
+    ran = []
+    monkeypatch.setattr(cli, "_bootstrap", lambda config: registry)
+    monkeypatch.setattr(digest_module, "send_digests", lambda reg, *deliver: ran.append(reg) or 3)
+    assert cli.main(["digest", "production.ini"]) == 0
+    assert ran == [registry]
+    assert "3 digest(s) sent" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["digest", "--help"])
     assert exit_info.value.code == 0

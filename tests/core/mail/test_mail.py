@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ehs_core.users import views as user_views
+from ehs_core.events import UserCreated
 from tests.core.auth.support import body_of, create_user, link_in
 
 
@@ -39,17 +39,22 @@ def test_request_that_fails_validation_sends_nothing(admin, inbox):
     assert inbox.settle() == []
 
 
-def test_mail_queued_by_a_request_that_then_fails_is_not_sent(admin, inbox, monkeypatch):
-    """The invitation is rendered and queued before the request fails; the
-    rollback must drop it together with the user."""
+def test_mail_queued_by_a_request_that_then_fails_is_not_sent(admin, inbox, registry):
+    """The invitation is rendered and queued (by auth's listener) before a
+    later listener fails; the rollback must drop it together with the user."""
+    seen = []
 
-    def broken(request, event):
+    def broken(event: UserCreated) -> None:
+        seen.append(event.user.email)
         raise RuntimeError("listener failed")
 
-    monkeypatch.setattr(user_views, "publish", broken)
-    admin.post_json("/api/users", {"name": "Nina", "email": "nina@acme.test", "role": "reporter"},
-                    status=500)
-    monkeypatch.undo()
+    registry.registerHandler(broken, (UserCreated,))
+    try:
+        admin.post_json("/api/users", {"name": "Nina", "email": "nina@acme.test", "role": "reporter"},
+                        status=500)
+    finally:
+        registry.unregisterHandler(broken, (UserCreated,))
+    assert seen == ["nina@acme.test"]
     assert inbox.settle(0.5) == []
     emails = [user["email"] for user in admin.get("/api/users").json]
     assert "nina@acme.test" not in emails
