@@ -1,4 +1,4 @@
-"""The `ehs` command: migrate, worker, digest, plugins, seed. Each bootstraps
+"""The `ehs` command: migrate, worker, digest, plugins, seed, storage-move. Each bootstraps
 the application through the same `configure()` as the web server."""
 
 from __future__ import annotations
@@ -42,21 +42,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
+    from ehs_core.actions.digest import send_digests
+
     registry = _bootstrap(args.config)
-    job = registry.get("digest_runner")
-    if job is None:
-        print("no digest is registered")
+    if registry.settings.get("ehs.huey_url"):
+        # The worker delivers them, with retries, after this command exits.
+        print(f"{send_digests(registry)} digest(s) queued for the worker")
         return 0
-    sent = job(registry)
-    print(f"{sent} digest(s) sent")
-    return 0
+    # In-process jobs would die with this process: deliver before exiting, so
+    # the count printed is what reached SMTP; a mail not taken is recorded
+    # as failed (admins see it in GET /api/health).
+    from ehs_core.mail import deliver
+
+    results: list[bool] = []
+    count = send_digests(
+        registry, lambda message: results.append(deliver(registry, message, last_attempt=True)))
+    failed = results.count(False)
+    print(f"{count - failed} digest(s) sent" + (f", {failed} not delivered" if failed else ""))
+    return 1 if failed else 0
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from ehs_core.plugins import discover
+    from ehs_core.plugins import discover, enabled_plugins
 
     registry = _bootstrap(args.config)
-    enabled = set(registry.get("enabled_plugins", ()))
+    enabled = set(enabled_plugins(registry))
     for name, ep in sorted(discover().items()):
         state = "enabled" if name in enabled else "disabled"
         print(f"{name}\t{state}\t{ep.value}")
@@ -79,6 +89,42 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_storage_move(args: argparse.Namespace) -> int:
+    from ehs_core.attachments.backends import make_backend
+    from ehs_core.attachments.moving import MoveError, move_files
+    from ehs_core.settings import SETTINGS
+
+    registry = _bootstrap(args.config)
+    parse = next(setting.parse for setting in SETTINGS if setting.key == "ehs.storage")
+    try:
+        spec = parse(args.to)
+    except ValueError as exc:
+        print(f"ehs storage-move: --to {args.to!r}: {exc}", file=sys.stderr)
+        return 2
+    if spec == registry.settings["ehs.storage"]:
+        print(f"ehs storage-move: the files are already in {spec}", file=sys.stderr)
+        return 2
+    if spec == "local" and args.upload_dir:
+        registry.settings["ehs.upload_dir"] = args.upload_dir
+    target = make_backend(spec, registry)
+    source = registry["attachments.storage"]
+    print(f"moving attachment files from {source.describe()} to {target.describe()}")
+    try:
+        report = move_files(registry, target, delete_source=args.delete_source, progress=print)
+    except MoveError as exc:
+        print(f"ehs storage-move: {exc}", file=sys.stderr)
+        return 1
+    print(f"copied\t{report.copied}\nalready there\t{report.already_there}\n"
+          f"deleted from source\t{report.deleted_from_source}")
+    for name in report.missing:
+        print(f"missing in the source\t{name}")
+    if report.orphans:
+        print(f"orphans left in the source (no attachment names them)\t{len(report.orphans)}")
+    print(f"now set EHS_STORAGE={spec} on every host" if not report.missing else
+          "some files are missing from the source; see above")
+    return 1 if report.missing else 0
+
+
 def _seed_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--incidents", type=int, required=True, help="number of incidents to write")
     command.add_argument("--years", type=float, default=3,
@@ -99,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         ("digest", cmd_digest, "send the daily action digest now"),
         ("plugins", cmd_plugins, "list discovered plugins and which are enabled"),
         ("seed", cmd_seed, "write realistic synthetic data (users, sites, incidents, history)"),
+        ("storage-move", cmd_storage_move, "copy attachment files from ehs.storage to another store"),
     ):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="path to the ini file")
@@ -107,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--workers", type=int, default=2)
         if name == "seed":
             _seed_arguments(command)
+        if name == "storage-move":
+            command.add_argument("--to", required=True, metavar="STORE",
+                                 help="local, database or s3://bucket[/prefix]")
+            command.add_argument("--upload-dir", default=None,
+                                 help="the folder when moving to local (default: ehs.upload_dir)")
+            command.add_argument("--delete-source", action="store_true",
+                                 help="remove each file from the current store once it is copied")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     try:

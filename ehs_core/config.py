@@ -15,13 +15,16 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     settings = load(raw_settings)
     config = Configurator(settings=settings)
     # Order matters: directives first, then what uses them.
+    config.include("ehs_core.settings")  # add_setting
     config.include("ehs_core.plugins")  # add_migrations
     config.include("ehs_core.security")  # add_identity_provider, policy, deny by default
     config.include("ehs_core.db")  # engine, request.dbsession, pyramid_tm, pyramid_retry
     config.include("ehs_core.migrations")  # the core's alembic history
     config.include("ehs_core.requestlog")  # X-Request-Id on requests and log lines
     config.include("ehs_core.errors")  # one JSON error shape
+    config.include("ehs_core.responseheaders")  # no-store and nosniff on every /api answer
     config.include("ehs_core.schemas")  # body=/query= view options, validated before the view
+    config.include("ehs_core.intake")  # body size limits, UTF-8 query strings
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job
     config.include("ehs_core.ui")  # templates, layout, add_nav_item/add_incident_panel/add_dashboard_card
@@ -35,6 +38,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.investigation")
     config.include("ehs_core.actions")  # also the daily digest job
     config.include("ehs_core.attachments")
+    config.include("ehs_core.seed")  # add_seeder, for `ehs seed`
     config.include("ehs_core.openapi")  # /api/openapi.json, built from the registrations
     config.commit()
     # Plugins come last and use the same directives the core used above.

@@ -137,6 +137,8 @@ def includeme(config: Configurator) -> None:
     # exception views and the retry marking below; the views do it.
     settings["tm.annotate_user"] = False
     settings.setdefault("retry.attempts", 3)
+    # A body that will be refused for its size is not copied for retries.
+    settings.setdefault("retry.activate_hook", "ehs_core.intake.retry_attempts")
     config.include("pyramid_tm")
     config.include("pyramid_retry")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from string import Template
 from typing import Any
 
 import colander
@@ -115,11 +116,46 @@ def error_response(request: Request, status: int, message: str,
     return response
 
 
-def _issues_from_invalid(exc: colander.Invalid) -> list[dict[str, str]]:
+# colander's own messages, in the words of this API's users; a message of
+# ours passes through unchanged.
+COLANDER_WORDS = {
+    "Required": "Required",
+    "Shorter than minimum length ${min}": "Must be at least ${min} ${unit} long",
+    "Longer than maximum length ${max}": "Must be at most ${max} ${unit} long",
+    "${val} is less than minimum value ${min}": "Must be at least ${min}",
+    "${val} is greater than maximum value ${max}": "Must be at most ${max}",
+    '"${val}" is not one of ${choices}': "Must be one of: ${choices}",
+    "String does not match expected pattern": "Not in the expected format",
+    '"${val}" is not a mapping type: ${err}': "Must be a JSON object",
+    '"${val}" is not iterable': "Must be a list",
+}
+
+
+def _words(exc: colander.Invalid, message: Any) -> str:
+    text = COLANDER_WORDS.get(str(getattr(message, "default", None) or message))
+    if text is None:
+        return next(iter(colander.interpolate([message])))
+    mapping = dict(getattr(message, "mapping", None) or {})
+    mapping["unit"] = "items" if isinstance(exc.node.typ, colander.Sequence) else "characters"
+    return Template(text).safe_substitute({key: str(value) for key, value in mapping.items()})
+
+
+def issues_from_invalid(exc: colander.Invalid) -> list[dict[str, str]]:
+    """colander's error tree as `[{path, message}]`: dotted paths as
+    colander's `asdict` builds them, messages in the user's words."""
     issues = []
-    for path, message in sorted(exc.asdict().items()):
-        issues.append({"path": path, "message": message})
-    return issues
+    for path in exc.paths():
+        keys, messages = [], []
+        for error in path:
+            for message in error.messages() if error.msg else ():
+                words = _words(error, message)
+                if words not in messages:
+                    messages.append(words)
+            key = error._keyname()
+            if key:
+                keys.append(key)
+        issues.append({"path": ".".join(keys), "message": "; ".join(messages)})
+    return sorted(issues, key=lambda issue: issue["path"])
 
 
 @exception_view_config(DomainError)
@@ -129,11 +165,37 @@ def api_error(exc: DomainError, request: Request) -> Response:
 
 @exception_view_config(colander.Invalid)
 def validation_error(exc: colander.Invalid, request: Request) -> Response:
-    return error_response(request, 400, "Invalid request", _issues_from_invalid(exc))
+    return error_response(request, 400, "Invalid request", issues_from_invalid(exc))
+
+
+def route_methods(registry: Any) -> dict[str, set[str]]:
+    """Route name -> the methods its views answer (HEAD with GET)."""
+    methods = registry.get("route_methods")
+    if methods is None:
+        methods = {}
+        introspector = registry.introspector
+        for route in introspector.get_category("routes"):
+            intr = route["introspectable"]
+            found = methods.setdefault(intr["name"], set())
+            for related in introspector.related(intr):
+                declared = related["request_methods"] if related.category_name == "views" else None
+                if declared:
+                    found.update([declared] if isinstance(declared, str) else declared)
+            if "GET" in found:
+                found.add("HEAD")
+        registry["route_methods"] = methods
+    return methods
 
 
 @notfound_view_config()
 def not_found(request: Request) -> Response:
+    route = request.matched_route
+    if route is not None:
+        allowed = route_methods(request.registry).get(route.name)
+        if allowed and request.method not in allowed:
+            # RFC 9110 15.5.6: the resource exists, the method does not.
+            return error_response(request, 405, f"{request.method} is not allowed here",
+                                  headers={"Allow": ", ".join(sorted(allowed))})
     if request.path_info.startswith("/api/") or request.path_info == "/api":
         return error_response(request, 404, "Not found")
     return Response("Not found\n", status=404, content_type="text/plain")

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ehs_core.attachments.models import Attachment
     from ehs_core.incidents.models import Incident
     from ehs_core.investigation.models import Investigation, RootCause
-    from ehs_core.users.models import User
+    from ehs_core.users.models import Organization, User
 
 
 def actor(request: Request) -> int | None:
@@ -61,10 +61,10 @@ class AfterCommit:
         return self.event.request
 
     def __getattr__(self, name: str) -> Any:
-        # Only the event's fields: forwarding dunder names would hand the
-        # twin the event's `__providedBy__`, and every in-transaction
-        # listener would run a second time, after commit.
-        if name == "event" or name.startswith("__"):  # "event": not set yet (copying)
+        # Dunder names are the twin's own: zope.interface looks up
+        # `__providedBy__` to pick listeners, and forwarding it would hand
+        # the twin to the original event's (in-transaction) listeners.
+        if name == "event" or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.event, name)
 
@@ -92,6 +92,24 @@ def publish(request: Request, event: Event) -> None:
     if event.after is not None:
         twin = event.after(event)
         after_commit(request, lambda: request.registry.notify(twin))
+
+
+# --- the organization and its users -------------------------------------------------
+
+
+class AfterOrganizationCreated(AfterCommit):
+    """After-commit twin of OrganizationCreated."""
+
+
+@dataclass(eq=False)
+class OrganizationCreated(Event):
+    """Setup created the organization (auth's `POST /api/setup`, before its
+    first admin exists: `actor_id` is None). The incidents package starts
+    the organization's numbering here."""
+
+    after = AfterOrganizationCreated
+    organization: Organization
+    actor_id: int | None
 
 
 # --- users ------------------------------------------------------------------

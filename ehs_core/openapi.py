@@ -16,6 +16,7 @@ from pyramid.view import view_config
 
 from ehs_core import schemas as s
 from ehs_core.directives import register_once
+from ehs_core.plugins import enabled_plugins
 
 ERROR = {"type": "object", "required": ["error"], "properties": {
     "error": {"type": "string"},
@@ -54,6 +55,8 @@ def _length(node: colander.SchemaNode, schema: dict[str, Any]) -> None:
             schema["enum"] = list(v.choices)
         elif isinstance(v, colander.Regex):
             schema["pattern"] = v.match_object.pattern
+        if getattr(v, "openapi", None):  # a validator function describing itself
+            schema.update(v.openapi)
 
 
 def node_schema(node: colander.SchemaNode) -> dict[str, Any]:
@@ -68,8 +71,8 @@ def node_schema(node: colander.SchemaNode) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
-        if typ.unknown == "preserve":
-            schema["additionalProperties"] = True
+        # Unknown fields are refused (ehs_core.schemas.unknown_fields).
+        schema["additionalProperties"] = typ.unknown == "preserve"
         return schema
     if isinstance(typ, colander.Sequence):
         schema = {"type": "array", "items": node_schema(node.children[0])}
@@ -81,7 +84,12 @@ def node_schema(node: colander.SchemaNode) -> dict[str, Any]:
     _length(node, schema)
     if isinstance(typ, s.Str) and typ.strip and schema.get("minLength") and "pattern" not in schema:
         schema["pattern"] = r"\S"  # white space alone is stripped to nothing
+    if getattr(typ, "rule", None):
+        schema["description"] = f"{schema['description']}. {typ.rule}" if "description" in schema \
+            else typ.rule
     if getattr(typ, "nullable", False):
+        if "type" not in schema:
+            return {"anyOf": [schema, {"type": "null"}]}
         schema["type"] = [schema["type"], "null"]
         if "enum" in schema:
             schema["enum"] = [*schema["enum"], None]
@@ -98,14 +106,18 @@ def _scalar(typ: colander.SchemaType) -> dict[str, Any]:
     if isinstance(typ, s.Number):
         return {"type": "number"}
     if isinstance(typ, s.Date):
-        return {"type": "string", "format": "date"}
+        return {"type": "string", "format": "date", "pattern": s.DATE_PATTERN}
+    if isinstance(typ, s.Several):  # a repeated query parameter (form style, exploded)
+        return {"type": "array", "items": _scalar(typ.item), "maxItems": typ.max_items}
     if isinstance(typ, s.StrList):
         return {"type": "array", "items": {"type": "string", "maxLength": typ.max_length},
                 "maxItems": typ.max_items}
     if isinstance(typ, s.QueryInt):
-        return {"type": "integer"}
+        return {"type": "integer", "minimum": -s.QUERY_INT_MAX, "maximum": s.QUERY_INT_MAX}
     if isinstance(typ, s.QueryBool):
         return {"type": "string", "enum": ["true", "false", "1", "0"]}
+    if hasattr(typ, "openapi_schema"):
+        return dict(typ.openapi_schema)
     return {"type": "string", **getattr(typ, "openapi", {})}
 
 
@@ -207,7 +219,7 @@ def build(registry: Registry) -> dict[str, Any]:
         "info": {"title": "EHS incident service", "version": "1",
                  "description": "Workplace-safety incident service. Generated from the running "
                                 "configuration: the core and the enabled plugins "
-                                f"({', '.join(registry.get('enabled_plugins', ())) or 'none'})."},
+                                f"({', '.join(enabled_plugins(registry)) or 'none'})."},
         "paths": dict(sorted(paths.items())),
         "components": {
             "schemas": {"Error": ERROR},

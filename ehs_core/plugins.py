@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
 from pyramid.config import Configurator
+from pyramid.registry import Registry
 
 from ehs_core.directives import register_once
 from ehs_core.settings import SettingsError
@@ -56,6 +57,11 @@ def include_enabled(config: Configurator, enabled: tuple[str, ...]) -> None:
     for name in enabled:
         config.include(found[name].load())
     config.registry["enabled_plugins"] = enabled
+
+
+def enabled_plugins(registry: Registry) -> tuple[str, ...]:
+    """The names of the enabled plugins, in the order they were included."""
+    return tuple(registry.get("enabled_plugins", ()))
 
 
 def includeme(config: Configurator) -> None:

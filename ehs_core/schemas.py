@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from enum import StrEnum
 from typing import Any
@@ -17,14 +18,14 @@ from typing import Any
 import colander
 from pyramid.request import Request
 
-from ehs_core.errors import APIError
+from ehs_core.errors import APIError, issues_from_invalid
 
 null = colander.null
 drop = colander.drop
 required = colander.required
 
 
-class _JSONType(colander.SchemaType):
+class JSONType(colander.SchemaType):
     nullable: bool
 
     def __init__(self, nullable: bool = False) -> None:
@@ -46,22 +47,28 @@ class _JSONType(colander.SchemaType):
         raise NotImplementedError
 
 
-class Str(_JSONType):
-    """A string, stripped of surrounding white space."""
+class Str(JSONType):
+    """A string, stripped of surrounding white space. `max_length` bounds
+    the string as sent (white space included), as the OpenAPI document's
+    maxLength does."""
 
-    def __init__(self, nullable: bool = False, strip: bool = True) -> None:
+    def __init__(self, nullable: bool = False, strip: bool = True, max_length: int | None = None) -> None:
         super().__init__(nullable)
         self.strip = strip
+        self.max_length = max_length
 
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         if not isinstance(value, str):
             raise colander.Invalid(node, "Must be a string")
-        if "\x00" in value:
-            raise colander.Invalid(node, "Must not contain NUL characters")
+        problem = text_problem(value)
+        if problem:
+            raise colander.Invalid(node, problem)
+        if self.max_length is not None and len(value) > self.max_length:
+            raise colander.Invalid(node, f"Must be at most {self.max_length} characters long")
         return value.strip() if self.strip else value
 
 
-class Bool(_JSONType):
+class Bool(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> bool:
         if not isinstance(value, bool):
             raise colander.Invalid(node, "Must be true or false")
@@ -72,7 +79,7 @@ class Bool(_JSONType):
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 
-class Int(_JSONType):
+class Int(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise colander.Invalid(node, "Must be a whole number")
@@ -81,26 +88,100 @@ class Int(_JSONType):
         return value
 
 
-class Number(_JSONType):
+class Number(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> float | int:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise colander.Invalid(node, "Must be a number")
+        if not math.isfinite(value) or abs(value) > 1e15:
+            raise colander.Invalid(node, "Out of range")
         return value
 
 
-class Date(_JSONType):
-    """A calendar date written YYYY-MM-DD."""
+EARLIEST_DATE = dt.date(1900, 1, 1)
+LATEST_DATE = dt.date(2999, 12, 31)
+# Years 1900 to 2999, written with ASCII digits; the OpenAPI document states
+# the same rule, so generated clients and fuzzers know it.
+DATE_PATTERN = r"^(19[0-9]{2}|2[0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+
+
+class Date(JSONType):
+    """A calendar date written YYYY-MM-DD, between `earliest` and 2999-12-31
+    (a date outside the records' era is a typing slip, such as a due date in
+    year 1); `not_future` refuses dates after today (a date of birth), with a
+    day's grace for clients east of the server."""
+
+    def __init__(self, nullable: bool = False, *, earliest: dt.date = EARLIEST_DATE,
+                 not_future: bool = False) -> None:
+        super().__init__(nullable)
+        self.earliest = earliest
+        self.not_future = not_future
+
+    @property
+    def rule(self) -> str:
+        rule = f"A date from {self.earliest.isoformat()} to {LATEST_DATE.isoformat()}"
+        return rule + (", not in the future" if self.not_future else "")
 
     def check(self, node: colander.SchemaNode, value: Any) -> dt.date:
-        if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        if not isinstance(value, str) or not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
             raise colander.Invalid(node, "Must be a date written YYYY-MM-DD")
         try:
-            return dt.date.fromisoformat(value)
+            day = dt.date.fromisoformat(value)
         except ValueError:
             raise colander.Invalid(node, "Not a valid calendar date") from None
+        if day < self.earliest:
+            raise colander.Invalid(node, f"Must not be before {self.earliest.isoformat()}")
+        if day > LATEST_DATE:
+            raise colander.Invalid(node, f"Must not be after {LATEST_DATE.isoformat()}")
+        if self.not_future and day > dt.date.today() + dt.timedelta(days=1):
+            raise colander.Invalid(node, "Must not lie in the future")
+        return day
 
 
-class Choice(_JSONType):
+# Real UTC offsets lie between -12:00 and +14:00; ISO 8601 allows up to 18 hours.
+MAX_OFFSET = dt.timedelta(hours=18)
+# Clocks differ a little between a phone and the server.
+FUTURE_TOLERANCE = dt.timedelta(minutes=2)
+
+
+class DateTime(Str):
+    """An ISO 8601 instant that carries its UTC offset, such as
+    2026-03-01T14:30:00+01:00, in the years 1970 to 2999 with an offset of
+    at most 18 hours. The bounds are checked before any arithmetic, so an
+    extreme year or offset is refused instead of overflowing."""
+
+    openapi = {"format": "date-time"}
+    FORMAT = "Must be an ISO 8601 date and time with a UTC offset, such as 2026-03-01T14:30:00+01:00"
+
+    def __init__(self, nullable: bool = False, *, not_future: bool = False) -> None:
+        super().__init__(nullable)
+        self.not_future = not_future
+
+    @property
+    def rule(self) -> str:
+        rule = "A date and time with its UTC offset, in the years 1970 to 2999"
+        return rule + (", not in the future" if self.not_future else "")
+
+    def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
+        raw = super().check(node, value)
+        if not re.match(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}", raw) or not raw.isascii():
+            raise colander.Invalid(node, self.FORMAT)
+        try:
+            moment = dt.datetime.fromisoformat(raw)
+        except ValueError:
+            raise colander.Invalid(node, self.FORMAT) from None
+        offset = moment.utcoffset()
+        if offset is None:
+            raise colander.Invalid(node, "Must include a UTC offset such as +02:00 or Z")
+        if abs(offset) > MAX_OFFSET or offset % dt.timedelta(minutes=1):
+            raise colander.Invalid(node, "The UTC offset must be whole minutes, at most 18 hours")
+        if not 1970 <= moment.year <= 2999:
+            raise colander.Invalid(node, "Must lie in the years 1970 to 2999")
+        if self.not_future and moment - FUTURE_TOLERANCE > dt.datetime.now(dt.UTC):
+            raise colander.Invalid(node, "Must not lie in the future")
+        return moment
+
+
+class Choice(JSONType):
     """One value of a StrEnum."""
 
     def __init__(self, enum: type[StrEnum], nullable: bool = False) -> None:
@@ -115,7 +196,7 @@ class Choice(_JSONType):
             raise colander.Invalid(node, f"Must be one of: {allowed}") from None
 
 
-class StrList(_JSONType):
+class StrList(JSONType):
     """A list of strings."""
 
     def __init__(self, max_items: int = 50, max_length: int = 2000) -> None:
@@ -133,16 +214,19 @@ class StrList(_JSONType):
         return [item.strip() for item in value]
 
 
-class QueryInt(_JSONType):
+QUERY_INT_MAX = 999_999_999
+
+
+class QueryInt(JSONType):
     """A whole number given as query-string text."""
 
     def check(self, node: colander.SchemaNode, value: Any) -> int:
-        if not isinstance(value, str) or not re.fullmatch(r"-?\d{1,9}", value.strip()):
+        if not isinstance(value, str) or not re.fullmatch(r"-?[0-9]{1,9}", value.strip()):
             raise colander.Invalid(node, "Must be a whole number")
         return int(value)
 
 
-class QueryBool(_JSONType):
+class QueryBool(JSONType):
     def check(self, node: colander.SchemaNode, value: Any) -> bool:
         if value in ("true", "1"):
             return True
@@ -176,37 +260,180 @@ def text(max_length: int, *, min_length: int = 0, missing: Any = required,
     length = {"min": min_length, "max": max_length}
     if min_length == 1:
         length["min_err"] = "Must not be empty"
-    return field(Str(nullable=nullable), missing=missing, validator=colander.Length(**length), **kw)
+    return field(Str(nullable=nullable, max_length=max_length), missing=missing,
+                 validator=colander.Length(**length), **kw)
+
+
+# The deepest body this API takes has three levels (hours entries, saved-view
+# filters); anything much deeper is an attack on the parser, not data.
+MAX_DEPTH = 8
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _bad(path: str, message: str) -> APIError:
+    return APIError(400, "Invalid request", [{"path": path, "message": message}])
+
+
+def _join(path: str, key: str | int) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def text_problem(value: str) -> str | None:
+    """What makes a string unstorable: a lone UTF-16 surrogate (JSON's
+    "\\ud800" escape) cannot be encoded for the database, and NUL ends a
+    C string in PostgreSQL."""
+    if _SURROGATE.search(value):
+        return "Must be valid Unicode text (no lone surrogate characters)"
+    if "\x00" in value:
+        return "Must not contain NUL characters"
+    return None
+
+
+def parse_json(raw: bytes, path: str = "") -> Any:
+    """JSON text -> value, or a 400 naming what is wrong. The one place
+    request JSON is parsed (bodies and the kiosk's `report` part): besides
+    syntax it refuses nesting deeper than MAX_DEPTH (a recursion bomb would
+    crash the parser or the database's JSON encoder), NaN and Infinity
+    (not JSON), numbers too long to convert, and text the database cannot
+    store, so nothing downstream meets them."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise _bad(path, f"Nested too deeply (at most {MAX_DEPTH} levels)") from None
+    except UnicodeDecodeError:
+        raise _bad(path, "Malformed JSON: the body must be UTF-8 text") from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # int() refuses more than 4300 digits
+            raise _bad(path, "A number has too many digits") from None
+        raise _bad(path, "Malformed JSON") from None
+    stack = [(value, path, 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > MAX_DEPTH and isinstance(item, dict | list):
+            raise _bad(where, f"Nested too deeply (at most {MAX_DEPTH} levels)")
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                raise _bad(where, problem)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                problem = text_problem(key)
+                if problem:
+                    raise _bad(where, f"Field names: {problem[0].lower()}{problem[1:]}")
+                stack.append((child, _join(where, key), depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, _join(where, index), depth + 1) for index, child in enumerate(item))
+    return value
+
+
+def json_limit(request: Request) -> int:
+    """Bytes a JSON body may have (`ehs.max_json_kb`)."""
+    return request.registry.settings["ehs.max_json_kb"] * 1024
 
 
 def json_body(request: Request, array: bool = False) -> Any:
     """The request's JSON object. Anything but `application/json` is refused:
     a JSON API that also accepted text/plain or form bodies would let another
-    site post to it without a CORS preflight."""
+    site post to it without a CORS preflight. A body with a Content-Length
+    over the limit was refused before any view (`ehs_core.intake`); one
+    without (chunked) is read only up to the limit."""
     if request.content_type != "application/json":
         raise APIError(415, "Send the body as application/json")
-    try:
-        body = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        raise APIError(400, "Invalid request", [{"path": "", "message": "Malformed JSON"}]) from None
+    limit = json_limit(request)
+    raw = request.body if request.content_length is not None else request.body_file.read(limit + 1)
+    if len(raw) > limit:
+        raise APIError(413, f"The body is too large (at most {limit // 1024} KiB)")
+    body = parse_json(raw or b"null")
     if array and not isinstance(body, list):
-        raise APIError(400, "Invalid request", [{"path": "", "message": "The body must be a JSON array"}])
+        raise _bad("", "The body must be a JSON array")
     if not array and not isinstance(body, dict):
-        raise APIError(400, "Invalid request",
-                       [{"path": "", "message": "The body must be a JSON object"}])
+        raise _bad("", "The body must be a JSON object")
     return body
 
 
+def unknown_fields(node: colander.SchemaNode, value: Any, path: str = "") -> list[dict[str, str]]:
+    """Fields of `value` the schema does not know, each named with what to
+    use instead: a field a call silently dropped would let the client
+    believe it was stored. A schema lists fields that exist but are changed
+    elsewhere in its `changed_elsewhere` mapping (field -> where); a
+    mapping declared `unknown="preserve"` takes any field."""
+    issues: list[dict[str, str]] = []
+    if isinstance(node.typ, colander.Mapping) and isinstance(value, dict):
+        if node.typ.unknown == "preserve":
+            return issues
+        children = {child.name: child for child in node.children}
+        elsewhere = getattr(node, "changed_elsewhere", {})
+        for key, child_value in value.items():
+            child = children.get(key)
+            if child is not None:
+                issues.extend(unknown_fields(child, child_value, _join(path, key)))
+            elif key in elsewhere:
+                issues.append({"path": _join(path, key), "message": elsewhere[key]})
+            else:
+                known = ", ".join(children) or "none"
+                issues.append({"path": _join(path, key),
+                               "message": f"Unknown field; the fields this call takes are: {known}"})
+    elif isinstance(node.typ, colander.Sequence) and isinstance(value, list) and node.children:
+        for index, item in enumerate(value):
+            issues.extend(unknown_fields(node.children[0], item, _join(path, index)))
+    return issues
+
+
+def deserialize(schema: colander.SchemaNode, value: Any, path: str = "", strict: bool = True) -> Any:
+    """Run a schema over parsed JSON; every problem (unknown fields unless
+    not `strict`, and colander's findings in the user's words) in one 400."""
+    issues = unknown_fields(schema, value, path) if strict else []
+    try:
+        result = schema.deserialize(value)
+    except colander.Invalid as exc:
+        issues.extend({"path": _join(path, issue["path"]) if issue["path"] else path,
+                       "message": issue["message"]} for issue in issues_from_invalid(exc))
+    if issues:
+        raise APIError(400, "Invalid request", sorted(issues, key=lambda issue: issue["path"]))
+    return result
+
+
 def validate_body(request: Request, schema: colander.SchemaNode) -> Any:
-    return schema.deserialize(json_body(request, array=isinstance(schema.typ, colander.Sequence)))
+    return deserialize(schema, json_body(request, array=isinstance(schema.typ, colander.Sequence)))
+
+
+class Several(JSONType):
+    """A query parameter that may be repeated (`?type=injury&type=illness`),
+    each value checked by `item`; the result is the list of distinct values.
+    Parameters of other types must be given once."""
+
+    def __init__(self, item: JSONType, max_items: int = 20) -> None:
+        super().__init__(False)
+        self.item = item
+        self.max_items = max_items
+
+    def check(self, node: colander.SchemaNode, value: Any) -> list[Any]:
+        values = value if isinstance(value, list) else [value]
+        if len(values) > self.max_items:
+            raise colander.Invalid(node, f"At most {self.max_items} values")
+        return list(dict.fromkeys(self.item.check(node, item) for item in values))
 
 
 def validate_query(request: Request, schema: colander.SchemaNode) -> dict[str, Any]:
     params: dict[str, Any] = {}
-    for key in request.GET:
+    repeated = []
+    for key in dict.fromkeys(request.GET.keys()):
         values = request.GET.getall(key)
-        params[key] = values[-1]
-    return schema.deserialize(params)
+        node = schema.get(key)
+        if node is not None and isinstance(node.typ, Several):
+            params[key] = values
+        elif len(values) > 1 and node is not None:
+            repeated.append({"path": key, "message": "Give this parameter once"})
+        else:
+            params[key] = values[-1]
+    if repeated:
+        raise APIError(400, "Invalid request", repeated)
+    # Unknown query parameters are ignored, as the web's caches and tools add their own.
+    return deserialize(schema, params, strict=False)
 
 
 SchemaSource = Any  # a schema class, a schema node, or a callable(registry) -> node

@@ -7,8 +7,8 @@ type, severity and status with the history their status implies
 (investigations, root causes, corrective actions, comments and the audit
 trail), numbered 1..N without gaps and spread over the last Y years.
 
-Plugins add their own data through the registry's `seeders` list: each entry
-is called as `seeder(context)` after the core's rows are written, in the same
+Plugins add their own data with the `add_seeder` directive: each seeder is
+called as `seeder(context)` after the core's rows are written, in the same
 transaction, and returns {table: rows written} (the OSHA plugin writes injury
 cases and monthly hours this way). The core knows nothing about them.
 
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from pyramid.config import Configurator
 from pyramid.registry import Registry
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
@@ -34,6 +35,7 @@ from sqlalchemy.orm import Session
 from ehs_core import audit
 from ehs_core.actions.models import ActionStatus, CorrectiveAction
 from ehs_core.audit.models import AuditEntry
+from ehs_core.auth.passwords import passwords
 from ehs_core.incidents.models import Comment, Incident, IncidentCounter, IncidentType, Severity, Status
 from ehs_core.investigation.models import Investigation, RootCause
 from ehs_core.security import Role
@@ -641,8 +643,26 @@ def draft_incidents(ctx: SeedContext, areas: dict[int, list[int]], first_number:
 # --- the command ------------------------------------------------------------------
 
 
+def add_seeder(config: Configurator, name: str, seeder: Seeder) -> None:
+    """Directive: `seeder(context)` adds the plugin's rows to `ehs seed`'s
+    data set (see SeedContext) and returns {table: rows written}."""
+    from ehs_core.directives import register_once
+
+    seeder = config.maybe_dotted(seeder)
+
+    def register() -> None:
+        config.registry.setdefault("ehs.seeders", []).append(seeder)
+
+    register_once(config, "ehs.seeder", name, register)
+
+
 def seeders(registry: Registry) -> list[Seeder]:
-    return list(registry.get("seeders", []))
+    """The registered seeders, in the order they were added."""
+    return list(registry.get("ehs.seeders", []))
+
+
+def includeme(config: Configurator) -> None:
+    config.add_directive("add_seeder", add_seeder)
 
 
 def seed(registry: Registry, options: SeedOptions, progress: Callable[[str], None] = log.info,
@@ -665,7 +685,7 @@ def seed(registry: Registry, options: SeedOptions, progress: Callable[[str], Non
         counter = session.execute(select(IncidentCounter).where(
             IncidentCounter.organization_id == organization_id).with_for_update()).scalar_one()
         first_number = counter.last_number + 1
-        password_hash = registry["passwords"].hash(options.password) if options.password else None
+        password_hash = passwords(registry).hash(options.password) if options.password else None
         users = seed_users(session, rng, organization_id, options.incidents, password_hash)
         sites = seed_sites(session, rng, organization_id, options.sites)
         counts["users"] = sum(len(v) for v in users.values())

@@ -4,10 +4,16 @@ A setting lives in the ini file and may be overridden by an environment
 variable (the environment wins). Each one is parsed and checked here, so a
 wrong value stops start-up with a message naming the setting instead of
 failing later inside a request.
+
+Plugins declare their own settings the same way with the `add_setting`
+directive (`config.add_setting("kiosk.x", "EHS_KIOSK_X", positive_int, "5")`):
+read from the ini file or the environment and checked while the plugin is
+included, so a bad value stops start-up like a bad core setting.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -15,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pyramid.config import Configurator
 
 
 class SettingsError(ValueError):
@@ -99,6 +107,25 @@ def _timezone(value: str) -> str:
     return name
 
 
+def _storage(value: str) -> str:
+    """Where attachment bytes live (ehs_core/attachments/backends)."""
+    value = value.strip() or "local"
+    if value in {"local", "database"}:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme != "s3":
+        raise ValueError("expected local, database or s3://bucket[/prefix]")
+    # S3 bucket naming rules: 3-63 lowercase letters, digits, dots and hyphens.
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", parts.netloc):
+        raise ValueError(f"{parts.netloc!r} is not an S3 bucket name")
+    if parts.query or parts.fragment:
+        raise ValueError("expected s3://bucket[/prefix] without ? or #")
+    if importlib.util.find_spec("boto3") is None:
+        raise ValueError("S3 storage needs boto3: install ehs-service[s3]")
+    prefix = parts.path.strip("/")
+    return f"s3://{parts.netloc}/{prefix}" if prefix else f"s3://{parts.netloc}"
+
+
 def _password_profile(value: str) -> str:
     value = value.strip() or "default"
     if value not in {"default", "test"}:
@@ -124,6 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("mail.default_sender", "EHS_MAIL_FROM", str.strip, "ehs@localhost"),
     Setting("ehs.huey_url", "EHS_HUEY_URL", _huey_url, ""),
     Setting("ehs.upload_dir", "EHS_UPLOAD_DIR", str.strip, "var/uploads"),
+    Setting("ehs.storage", "EHS_STORAGE", _storage, "local"),
     Setting("ehs.max_upload_mb", "MAX_UPLOAD_MB", _positive_int, "10"),
     Setting("ehs.timezone", "TZ", _timezone, ""),
     Setting("ehs.session_secure", "EHS_SESSION_SECURE", _boolean, "false"),
@@ -132,7 +160,28 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ehs.mail_retry_delay", "EHS_MAIL_RETRY_DELAY", _positive_int, "60"),
     Setting("ehs.password_profile", None, _password_profile, "default"),
     Setting("ehs.pool_size", "EHS_POOL_SIZE", _positive_int, "5"),
+    # JSON request bodies, far below the upload limit (ehs_core.intake).
+    Setting("ehs.max_json_kb", "EHS_MAX_JSON_KB", _positive_int, "1024"),
 )
+
+
+def read(setting: Setting, raw: Mapping[str, Any], environ: Mapping[str, str]) -> Any:
+    """One setting's typed value: the environment, else the ini, else the
+    default; raises SettingsError naming where a bad value came from."""
+    source = f"{setting.key} (ini)"
+    value = raw.get(setting.key)
+    if setting.env and environ.get(setting.env) is not None:
+        value = environ[setting.env]
+        source = f"{setting.env} (environment)"
+    if value is None:
+        value = setting.default
+        source = f"{setting.key} (default)"
+    if not isinstance(value, str):
+        return value  # already typed (e.g. by tests)
+    try:
+        return setting.parse(value)
+    except ValueError as exc:
+        raise SettingsError(f"invalid setting {source}: {exc} (got {value!r})") from None
 
 
 def load(raw: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -144,19 +193,39 @@ def load(raw: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> di
     environ = os.environ if environ is None else environ
     settings: dict[str, Any] = dict(raw)
     for setting in SETTINGS:
-        source = f"{setting.key} (ini)"
-        value = raw.get(setting.key)
-        if setting.env and environ.get(setting.env) is not None:
-            value = environ[setting.env]
-            source = f"{setting.env} (environment)"
-        if value is None:
-            value = setting.default
-            source = f"{setting.key} (default)"
-        if not isinstance(value, str):
-            settings[setting.key] = value  # already typed (e.g. by tests)
-            continue
-        try:
-            settings[setting.key] = setting.parse(value)
-        except ValueError as exc:
-            raise SettingsError(f"invalid setting {source}: {exc} (got {value!r})") from None
+        settings[setting.key] = read(setting, raw, environ)
     return settings
+
+
+# Parsers plugins may use with add_setting (a parser takes the text and
+# returns the value, or raises ValueError saying what was expected).
+boolean = _boolean
+positive_int = _positive_int
+port = _port
+
+
+def add_setting(config: Configurator, name: str, env: str | None, parser: Callable[[str], Any],
+                default: str) -> Any:
+    """Directive: declare the setting `name` (ini key), overridable by the
+    environment variable `env` (EHS_…), parsed by `parser`, `default` when
+    neither is given. The typed value is in `registry.settings[name]` at once
+    (and returned), so the rest of the plugin's includeme can use it; a bad
+    value stops start-up naming the setting. Two declarations of one name,
+    or a name the core owns, conflict at start-up."""
+    from pyramid.exceptions import ConfigurationError
+
+    from ehs_core.directives import register_once
+
+    if any(core.key == name for core in SETTINGS):
+        raise ConfigurationError(f"setting {name!r} belongs to the core")
+    if env is not None and not env.startswith("EHS_"):
+        raise ConfigurationError(f"the environment variable of setting {name!r} must start with EHS_")
+    settings = config.registry.settings
+    value = read(Setting(name, env, parser, default), settings, os.environ)
+    settings[name] = value
+    register_once(config, "ehs.setting", name, lambda: None)
+    return value
+
+
+def includeme(config: Configurator) -> None:
+    config.add_directive("add_setting", add_setting)

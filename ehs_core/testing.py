@@ -4,7 +4,9 @@ It builds the application once per test session on a fresh database brought
 to head by alembic (SQLite always; PostgreSQL too when EHS_TEST_POSTGRES_URL
 is set), wraps every test in an outer transaction that is rolled back, gives
 webtest clients that speak to the WSGI app end to end, and a real SMTP server
-(aiosmtpd) whose inbox the tests read.
+(aiosmtpd) whose inbox the tests read. The helpers most tests need first
+(sites, reports, clients of each role, a clean environment) live here too, so
+the core's and the plugins' tests share them instead of copying them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from sqlalchemy.orm import sessionmaker
 
 PUBLIC_URL = "http://ehs.test"
 PASSWORD = "correct horse battery staple"  # noqa: S105 (test accounts)
+# An instant written with a non-UTC offset; it must come back written the same way.
+OCCURRED = "2026-01-01T08:00:00+02:00"
 
 
 def backends() -> list[str]:
@@ -42,16 +46,28 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        self.recipients: list[str] = []  # envelope recipients (RCPT TO), as the server saw them
+        self.refused: set[str] = set()  # addresses answered "550 no such mailbox"
         self.lock = threading.Lock()
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                          rcpt_options: list[str]) -> str:
+        if address in self.refused:
+            return "550 5.1.1 No such mailbox"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         with self.lock:
             self.messages.append(message_from_bytes(envelope.content))
+            self.recipients.extend(envelope.rcpt_tos)
         return "250 OK"
 
     def clear(self) -> None:
         with self.lock:
             self.messages.clear()
+            self.recipients.clear()
+        self.refused.clear()
 
     def wait(self, count: int = 1, timeout: float = 10.0) -> list[Message]:
         """Wait until at least `count` messages arrived (mail goes out after
@@ -262,6 +278,62 @@ def make_user(admin: Client, new_client: Callable[..., Client]) -> Callable[...,
         return browser
 
     return make
+
+
+@pytest.fixture
+def reporter(make_user: Callable[..., Client]) -> Client:
+    """A client signed in as a reporter (`reporter.user` is their JSON)."""
+    return make_user("reporter")
+
+
+@pytest.fixture
+def supervisor(make_user: Callable[..., Client]) -> Client:
+    return make_user("supervisor")
+
+
+@pytest.fixture
+def safety_manager(make_user: Callable[..., Client]) -> Client:
+    return make_user("safety_manager")
+
+
+# --- data through the API ---------------------------------------------------
+
+
+def new_site(browser: webtest.TestApp, name: str = "Plant North", **body: Any) -> dict[str, Any]:
+    """Create a site as `browser` (an admin) and return its JSON."""
+    return browser.post_json("/api/sites", {"name": name, **body}, status=201).json
+
+
+def new_area(browser: webtest.TestApp, site_id: int, name: str = "Assembly", **body: Any) -> dict[str, Any]:
+    return browser.post_json(f"/api/sites/{site_id}/areas", {"name": name, **body}, status=201).json
+
+
+def report_body(site_id: int, **fields: Any) -> dict[str, Any]:
+    """A valid report on `site_id`; `fields` add to or replace the defaults."""
+    return {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
+            "siteId": site_id, **fields}
+
+
+def file_report(browser: webtest.TestApp, site_id: int, status: int | str = 201, **fields: Any) -> Any:
+    """POST a report through the JSON API; returns the response."""
+    return browser.post_json("/api/incidents", report_body(site_id, **fields), status=status)
+
+
+@pytest.fixture
+def site(admin: Client) -> int:
+    """The id of a site the admin created."""
+    return new_site(admin)["id"]
+
+
+@pytest.fixture
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No EHS_* (except EHS_TEST_*), MAX_UPLOAD_MB or TZ from the outside, so
+    settings come from the ini values a test gives."""
+    for name in list(os.environ):
+        if name.startswith("EHS_") and not name.startswith("EHS_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
+    monkeypatch.delenv("TZ", raising=False)
 
 
 # --- query discipline ----------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
@@ -17,12 +16,7 @@ from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import person, user_names
 from ehs_core.serialize import iso
-
-
-def server_zone(registry: Registry) -> dt.tzinfo:
-    """The zone in which due dates are judged (setting TZ / ehs.timezone)."""
-    name = registry.settings.get("ehs.timezone")
-    return ZoneInfo(name) if name else dt.datetime.now().astimezone().tzinfo
+from ehs_core.sites.zones import server_zone  # due dates are judged in the server's zone
 
 
 def today(registry: Registry) -> dt.date:
@@ -76,6 +70,5 @@ def includeme(config: Configurator) -> None:
     config.add_mail_template("action_assigned", "ehs_core.mail:templates/action_assigned.txt")
     config.add_mail_template("action_digest", "ehs_core.mail:templates/action_digest.txt")
     config.add_periodic_job("actions.digest", send_digests, daily_schedule(config.registry))
-    config.registry["digest_runner"] = send_digests
     config.scan(".views")
     config.scan(".notices")

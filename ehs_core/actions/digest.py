@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 from pyramid.registry import Registry
 from sqlalchemy import or_, select
@@ -27,8 +28,9 @@ def daily_schedule(registry: Registry) -> Callable[[dt.datetime], bool]:
     return due
 
 
-def send_digests(registry: Registry) -> int:
-    """Queue one digest per assignee; returns how many."""
+def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | None = None) -> int:
+    """Hand one digest per assignee to `send` (default: queue it for the
+    delivery job, with its retries); returns how many."""
     on = today(registry)
     tomorrow = on + dt.timedelta(days=1)
     factory = registry["dbsession_factory"]
@@ -46,12 +48,12 @@ def send_digests(registry: Registry) -> int:
         per_user[user.id].append((action, incident))
         users[user.id] = user
     public_url = registry.settings["ehs.public_url"]
-    job = registry["jobs"][DELIVER_JOB]
+    send = send or registry["jobs"][DELIVER_JOB]
     for user_id, items in per_user.items():
         lines = "\n".join(
             f"- {incident.reference}: {action.title} (due {action.due_date.isoformat()}"
             f"{', OVERDUE' if action.due_date < on else ''})" for action, incident in items)
         subject, body = render(registry, "action_digest", name=users[user_id].name,
                                count=len(items), lines=lines, public_url=public_url)
-        job({"to": users[user_id].email, "subject": subject, "body": body})
+        send({"to": users[user_id].email, "subject": subject, "body": body})
     return len(per_user)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 from enum import StrEnum
 
 import colander
@@ -7,13 +8,16 @@ import colander
 from ehs_core.actions.models import ActionStatus
 from ehs_core.schemas import Choice, Date, Int, drop, field, text
 
+# A due date before the service's era is a typing slip (year 1), not a plan.
+SERVICE_ERA = dt.date(1970, 1, 1)
+
 
 class ActionCreateSchema(colander.MappingSchema):
     title = text(200, min_length=1)
     description = text(20000, missing=None, nullable=True)
     kind = text(50, missing=None, nullable=True)
     assigneeId = field(Int(nullable=True), missing=None)
-    dueDate = field(Date(nullable=True), missing=None)
+    dueDate = field(Date(nullable=True, earliest=SERVICE_ERA), missing=None)
     rootCauseId = field(Int(nullable=True), missing=None)
 
 
@@ -22,7 +26,7 @@ class ActionUpdateSchema(colander.MappingSchema):
     description = text(20000, missing=drop, nullable=True)
     kind = text(50, missing=drop, nullable=True)
     assigneeId = field(Int(nullable=True), missing=drop)
-    dueDate = field(Date(nullable=True), missing=drop)
+    dueDate = field(Date(nullable=True, earliest=SERVICE_ERA), missing=drop)
     rootCauseId = field(Int(nullable=True), missing=drop)
     status = field(Choice(ActionStatus), missing=drop)
 

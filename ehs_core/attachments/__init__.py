@@ -8,6 +8,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import select
 
+from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
 from ehs_core.attachments.storage import MAX_PER_INCIDENT
 from ehs_core.incidents import FACTORY, INCIDENT
@@ -33,6 +34,9 @@ def attachments_section(request: Request, incidents: list[Incident]) -> dict[int
 
 
 def includeme(config: Configurator) -> None:
+    # The store every host of a deployment must share (ehs.storage).
+    settings = config.get_settings()
+    config.registry["attachments.storage"] = make_backend(settings["ehs.storage"], config.registry)
     config.add_route("incident.attachments", INCIDENT + "/attachments", factory=FACTORY)
     config.add_route("attachment", r"/api/attachments/{id:\d{1,9}}",
                      factory="ehs_core.attachments.views.attachment_factory")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import ForeignKey, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
@@ -20,3 +20,17 @@ class Attachment(Base):
     size: Mapped[int] = mapped_column(Integer)
     uploaded_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AttachmentChunk(Base):
+    """A piece of an attachment's bytes when `ehs.storage` is `database`.
+
+    Keyed by the attachment's `storage_name` rather than its id: the bytes
+    are written before the attachment row exists, in the same transaction,
+    so an aborted upload takes both away (no orphan)."""
+
+    __tablename__ = "attachment_chunks"
+
+    storage_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)

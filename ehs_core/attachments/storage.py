@@ -2,24 +2,25 @@
 stored or removed, from the JSON API and a kiosk link alike.
 
 Convention as in `incidents.filing`: the request is the unit of work
-(`request.dbsession`; `request.tm` so a file is removed again if the
-transaction does not commit; `request.registry` for `ehs.upload_dir` and
+(`request.dbsession`; `request.tm` so the bytes are removed again if the
+transaction does not commit; `request.registry` for the store and
 `ehs.max_upload_mb`); refusals are `Refused` (a domain error).
 
 The type comes from libmagic (python-magic), never from the name or the
-client's Content-Type; only photos and PDFs are kept. Bytes go to a
-generated name under `ehs.upload_dir`, written to a temporary file first and
-renamed into place; if the request's transaction does not commit, the file
-is removed again, so a failure leaves neither a file without a row nor a row
-without a file.
+client's Content-Type; only photos and PDFs are kept. Bytes go under a
+generated name to the store `ehs.storage` names (ehs_core/attachments/
+backends: a local folder, the database, or S3); if the request's transaction
+does not commit, they are removed again, so a failure leaves neither bytes
+without a row nor a row without bytes.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
-import shutil
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,6 +28,8 @@ import magic
 from pyramid.request import Request
 from sqlalchemy import func, select
 
+from ehs_core.attachments.backends import Backend
+from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
 from ehs_core.attachments.models import Attachment
 from ehs_core.db import utcnow
 from ehs_core.errors import DomainError
@@ -34,6 +37,8 @@ from ehs_core.events import AttachmentAdded, AttachmentRemoved, actor, publish
 from ehs_core.incidents.models import Incident
 
 MAX_PER_INCIDENT = 20
+
+log = logging.getLogger(__name__)
 
 ALLOWED_TYPES = {
     "image/jpeg": ".jpg",
@@ -72,55 +77,59 @@ def clean_filename(name: str | None, content_type: str) -> str:
     return stem + ALLOWED_TYPES[content_type]
 
 
-def upload_dir(request: Request) -> Path:
-    path = Path(request.registry.settings["ehs.upload_dir"])
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def storage_backend(registry: Any) -> Backend:
+    """The store `ehs.storage` names, made once at start-up."""
+    return registry["attachments.storage"]
 
 
 def store(request: Request, source: BinaryIO) -> tuple[str, int]:
     """Copy the upload under a generated name; returns (storage name, size).
-    The file is removed again unless the transaction commits."""
-    directory = upload_dir(request)
+    The bytes are removed again unless the transaction commits."""
+    backend = storage_backend(request.registry)
     name = secrets.token_hex(16)
-    temporary = directory / f".{name}.partial"
-    final = directory / name
-    source.seek(0)
-    try:
-        with open(temporary, "xb") as target:
-            shutil.copyfileobj(source, target, 1024 * 1024)
-            target.flush()
-            os.fsync(target.fileno())
-            size = target.tell()
-        os.replace(temporary, final)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-    def cleanup(committed: bool) -> None:
-        if not committed:
-            final.unlink(missing_ok=True)
-
-    # After-commit hooks do not run on abort (a failed or retried request),
-    # so the file is removed by an abort hook too.
-    txn = request.tm.get()
-    txn.addAfterCommitHook(cleanup)
-    txn.addAfterAbortHook(lambda: final.unlink(missing_ok=True))
+    if not backend.transactional:
+        # After-commit hooks do not run on abort (a failed or retried
+        # request), so an abort hook removes the bytes too. Registered before
+        # writing, so a write that fails half way is cleaned up as well.
+        txn = request.tm.get()
+        txn.addAfterCommitHook(lambda committed: committed or _discard(backend, name))
+        txn.addAfterAbortHook(lambda: _discard(backend, name))
+    size = backend.write(request.dbsession, name, source)
     return name, size
 
 
+def open_stored(registry: Any, storage_name: str) -> Iterator[bytes]:
+    """The stored bytes in chunks; raises `Missing` when there are none."""
+    return storage_backend(registry).open(storage_name)
+
+
 def remove_after_commit(request: Request, storage_name: str) -> None:
-    path = upload_dir(request) / storage_name
+    """Delete the bytes with the row: in the same transaction for the
+    database store, after the commit for the others (a rolled-back delete
+    must not lose the file)."""
+    backend = storage_backend(request.registry)
+    if backend.transactional:
+        backend.delete(request.dbsession, storage_name)
+        return
 
     def remove(committed: bool) -> None:
         if committed:
-            path.unlink(missing_ok=True)
+            _discard(backend, storage_name)
 
     request.tm.get().addAfterCommitHook(remove)
 
 
+def _discard(backend: Backend, storage_name: str) -> None:
+    # Runs in a transaction hook, where raising would only hide the reason.
+    try:
+        backend.delete(None, storage_name)  # type: ignore[arg-type]
+    except Exception:
+        log.exception("could not remove stored attachment %s from %s", storage_name, backend.describe())
+
+
 class Refused(DomainError):
     """A file that is not kept; `status` says why (413 too large, 400 empty,
-    415 not a photo or PDF, 409 the incident is full)."""
+    415 not a readable photo or PDF, 409 the incident is full)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -153,8 +162,14 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
                               .where(Attachment.incident_id == incident.id)).scalar()
     if count >= MAX_PER_INCIDENT:
         raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
+    try:
+        source = strip_metadata(source, content_type) or source
+    except UnreadablePhoto:
+        raise Refused(415, "The photo could not be read") from None
     storage_name, stored_size = store(request, source)
-    item = Attachment(incident_id=incident.id, filename=clean_filename(upload.filename, content_type),
+    # An anonymous report keeps no name a phone or a person gave the file.
+    name = None if incident.anonymous else upload.filename
+    item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
                       storage_name=storage_name, content_type=content_type, size=stored_size,
                       uploaded_by_id=uploader_id, created_at=utcnow())
     dbsession.add(item)
@@ -165,7 +180,7 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
 
 
 def remove_attachment(request: Request, item: Attachment) -> None:
-    """Delete the row now and the file once the transaction commits."""
+    """Delete the row now and the bytes with it (see remove_after_commit)."""
     publish(request, AttachmentRemoved(request, incident_id=item.incident_id, attachment=item,
                                        actor_id=actor(request)))
     remove_after_commit(request, item.storage_name)

@@ -10,12 +10,13 @@ from urllib.parse import quote
 from pyramid.authorization import Allow
 from pyramid.httpexceptions import HTTPNoContent, HTTPNotFound
 from pyramid.request import Request
-from pyramid.response import FileResponse, Response
+from pyramid.response import Response
 from pyramid.view import view_config
 
 from ehs_core.attachments import attachment_json
+from ehs_core.attachments.backends import Missing
 from ehs_core.attachments.models import Attachment
-from ehs_core.attachments.storage import max_upload_bytes, remove_attachment, save_upload, upload_dir
+from ehs_core.attachments.storage import max_upload_bytes, open_stored, remove_attachment, save_upload
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
@@ -71,11 +72,13 @@ def content_disposition(kind: str, filename: str) -> str:
              media="application/octet-stream")
 def download(context: AttachmentContext, request: Request) -> Response:
     item = context.attachment
-    path = upload_dir(request) / item.storage_name
-    if not path.is_file():
+    try:
+        chunks = open_stored(request.registry, item.storage_name)
+    except Missing:
         log.error("attachment %s has no file %s", item.id, item.storage_name)
-        raise HTTPNotFound()
-    response = FileResponse(str(path), request=request, content_type=item.content_type)
+        raise HTTPNotFound() from None
+    response = Response(app_iter=chunks, content_type=item.content_type, content_length=item.size,
+                        last_modified=item.created_at)
     kind = "inline" if item.content_type.startswith("image/") else "attachment"
     response.headers["Content-Disposition"] = content_disposition(kind, item.filename)
     response.headers["Content-Security-Policy"] = SANDBOX_CSP

@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 from pyramid.config import Configurator
+from pyramid.request import Request
 from sqlalchemy.orm import Session
 
 from ehs_core.audit.models import AuditEntry
+from ehs_core.directives import register_once
+
+# May the caller read an entry of a restricted action?
+MaySee = Callable[[Request], bool]
 
 
 def jsonable(value: Any) -> Any:
@@ -42,6 +48,28 @@ def record(dbsession: Session, incident_id: int, action: str, changes: dict[str,
     return entry
 
 
+def add_restricted_audit_action(config: Configurator, action: str, may_see: MaySee) -> None:
+    """Directive: entries of `action` appear on the timeline only to callers
+    for whom `may_see(request)` is true. A plugin that keeps records fewer
+    people may read (the OSHA plugin's injury cases, safety managers only)
+    uses it to write them to the incident's one audit trail without showing
+    them to everyone who may see the incident."""
+    may_see = config.maybe_dotted(may_see)
+
+    def register() -> None:
+        config.registry.setdefault("audit.restricted_actions", {})[action] = may_see
+
+    register_once(config, "ehs.restricted_audit_action", action, register)
+
+
+def readable(request: Request, entries: list[AuditEntry]) -> list[AuditEntry]:
+    """The entries the caller may read (see `add_restricted_audit_action`)."""
+    restricted: dict[str, MaySee] = request.registry.get("audit.restricted_actions", {})
+    hidden = {action for action, may_see in restricted.items() if not may_see(request)}
+    return [entry for entry in entries if entry.action not in hidden] if hidden else entries
+
+
 def includeme(config: Configurator) -> None:
+    config.add_directive("add_restricted_audit_action", add_restricted_audit_action)
     config.scan(".views")
     config.scan(".listeners")

@@ -2,12 +2,12 @@
 
 from pyramid.config import Configurator
 
-from ehs_core.auth.passwords import Passwords
+from ehs_core.auth.passwords import REGISTRY_KEY, Passwords
 from ehs_core.auth.sessions import session_identity
 
 
 def includeme(config: Configurator) -> None:
-    config.registry["passwords"] = Passwords(config.get_settings()["ehs.password_profile"])
+    config.registry[REGISTRY_KEY] = Passwords(config.get_settings()["ehs.password_profile"])
     config.add_identity_provider("session", session_identity)
     config.include(".origin")
     for name in ("magic_link", "password_reset", "invitation"):

@@ -1,14 +1,15 @@
 """What auth does when users change: it listens to the users' events rather
 than being called by them. An invited user gets a link to set a password;
-deactivating a user or setting their password ends their sessions (ASVS 5
-7.4.3: sessions end when the account is disabled or its password changes)."""
+deactivating a user or setting their password ends their sessions and
+voids their emailed links (ASVS 5 7.4.3: sessions end when the account is
+disabled or its password changes)."""
 
 from __future__ import annotations
 
 from pyramid.events import subscriber
 
 from ehs_core.auth.sessions import end_user_sessions
-from ehs_core.auth.tokens import TokenPurpose, issue_token
+from ehs_core.auth.tokens import TokenPurpose, issue_token, retire_tokens
 from ehs_core.events import UserCreated, UserUpdated
 from ehs_core.mail import send_mail
 from ehs_core.users.models import Organization
@@ -31,3 +32,7 @@ def end_sessions(event: UserUpdated) -> None:
     deactivated = "active" in event.changes and not event.user.active
     if deactivated or "password" in event.changes:
         end_user_sessions(event.request, event.user.id)
+        # A password set by an admin or a deactivation also voids the user's
+        # pending emailed links, as a self-service change does (ASVS 5 6.4.x):
+        # a link mailed before must not sign a reactivated user in.
+        retire_tokens(event.request.dbsession, event.user.id)

@@ -2,7 +2,8 @@
 "Authentication" item 6; OWASP CSRF cheat sheet, "Verifying Origin").
 
 Unsafe requests that a cross-site form could send (form, multipart,
-text/plain, body-less) must carry an `Origin` equal to `ehs.public_url`.
+body-less) must carry an `Origin` equal to `ehs.public_url`; other bodies
+without one (text/plain) are refused as not JSON (415).
 JSON bodies must be `application/json`, which browsers send cross-site only
 after a CORS preflight that this service never grants. Unlike Pyramid's
 `check_csrf_origin`, this check also runs over plain HTTP.
@@ -11,6 +12,7 @@ after a CORS preflight that this service never grants. Unlike Pyramid's
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.events import NewRequest
@@ -20,6 +22,10 @@ from ehs_core.errors import APIError
 log = logging.getLogger(__name__)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+# What an HTML form on another site can send (besides text/plain, which no
+# endpoint takes); these, and body-less requests, need the Origin.
+NO_ORIGIN = "ehs.origin_missing"
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
 def check_origin(event: NewRequest) -> None:
@@ -34,11 +40,36 @@ def check_origin(event: NewRequest) -> None:
                         request.path_info, origin[:200])
             raise APIError(403, "Cross-origin request refused")
         return
-    if request.content_type == "application/json" and request.content_length:
+    content_type = request.content_type or ""
+    if content_type == "application/json":
+        if not request.content_length:
+            # Body-less after all: a view that takes a JSON body answers 400
+            # for the empty body, any other view refuses (origin_checked_view).
+            request.environ[NO_ORIGIN] = True
         return
+    if content_type not in FORM_TYPES and request.content_length:
+        # No form can send this and no endpoint takes it; refused either way,
+        # a 415 says what the client did wrong.
+        raise APIError(415, "Send the body as application/json")
     log.warning("%s %s without Origin refused", request.method, request.path_info)
     raise APIError(403, "Cross-origin request refused: Origin header required")
 
 
+def origin_checked_view(view: Any, info: Any) -> Any:
+    """View deriver: a body-less request labelled JSON and sent without
+    Origin reaches only views that take a JSON body (which refuse it as
+    empty); any other view refuses it like any body-less request."""
+    if info.exception_only or info.options.get("body") is not None:
+        return view
+
+    def wrapper(context: Any, request: Any) -> Any:
+        if request.environ.get(NO_ORIGIN):
+            raise APIError(403, "Cross-origin request refused: Origin header required")
+        return view(context, request)
+
+    return wrapper
+
+
 def includeme(config: Configurator) -> None:
     config.add_subscriber(check_origin, NewRequest)
+    config.add_view_deriver(origin_checked_view)

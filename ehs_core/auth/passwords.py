@@ -9,6 +9,7 @@ from importlib.resources import files
 
 import argon2
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from pyramid.registry import Registry
 
 MIN_LENGTH = 10
 MAX_LENGTH = 1024
@@ -61,3 +62,12 @@ class Passwords:
     def burn(self) -> None:
         """Spend one verification's time for a caller that has no hash."""
         self.verify(None, "x")
+
+
+def passwords(registry: Registry) -> Passwords:
+    """The application's password hasher (set up by `ehs_core.auth`, from
+    `ehs.password_profile`)."""
+    return registry[REGISTRY_KEY]
+
+
+REGISTRY_KEY = "ehs.passwords"

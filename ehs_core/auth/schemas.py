@@ -4,7 +4,7 @@ import re
 
 import colander
 
-from ehs_core.auth.passwords import password_problem
+from ehs_core.auth.passwords import MAX_LENGTH, MIN_LENGTH, password_problem
 from ehs_core.schemas import Str, text
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -21,6 +21,11 @@ def _new_password(node: colander.SchemaNode, value: str) -> None:
     problem = password_problem(value)
     if problem:
         raise colander.Invalid(node, problem)
+
+
+_new_password.openapi = {  # for the OpenAPI document: what password_problem checks
+    "minLength": MIN_LENGTH, "maxLength": MAX_LENGTH,
+    "description": f"{MIN_LENGTH} to {MAX_LENGTH} characters; well-known passwords are refused"}
 
 
 def new_password_field(**kw: object) -> colander.SchemaNode:

@@ -16,11 +16,12 @@ from pyramid.request import Request
 from sqlalchemy import exists, select
 
 from ehs_core.auth import ratelimit
+from ehs_core.auth.passwords import passwords
 from ehs_core.auth.sessions import end_user_sessions
 from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token, retire_tokens
 from ehs_core.db import advisory_lock
 from ehs_core.errors import APIError
-from ehs_core.incidents.models import IncidentCounter
+from ehs_core.events import OrganizationCreated, publish
 from ehs_core.mail import send_mail
 from ehs_core.security import Role
 from ehs_core.users.models import Organization, User, normalize_email
@@ -68,7 +69,7 @@ def complete_setup(request: Request, data: dict[str, Any]) -> User:
         org = Organization(name=data["organizationName"])
         request.dbsession.add(org)
         request.dbsession.flush()
-        request.dbsession.add(IncidentCounter(organization_id=org.id, last_number=0))
+        publish(request, OrganizationCreated(request, organization=org, actor_id=None))
     else:
         org.name = data["organizationName"]
     email = normalize_email(data["email"])
@@ -77,7 +78,7 @@ def complete_setup(request: Request, data: dict[str, Any]) -> User:
         user = User(organization_id=org.id, email=email)
         request.dbsession.add(user)
     user.name, user.role, user.active = data["name"], Role.admin, True
-    user.password_hash = request.registry["passwords"].hash(data["password"])
+    user.password_hash = passwords(request.registry).hash(data["password"])
     request.dbsession.flush()
     log.info("setup completed: organization %s, admin user %s", org.id, user.id)
     return user
@@ -87,18 +88,18 @@ def authenticate(request: Request, email: str, password: str) -> User:
     """The active user with this email and password, within the attempt
     limit (spec: 429 after 10 attempts per email in 15 minutes)."""
     email = normalize_email(email)
-    passwords = request.registry["passwords"]
+    hasher = passwords(request.registry)
     wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
     if wait is not None:
         log.warning("login throttled for an account (too many attempts)")
         raise Refusal(429, "Too many sign-in attempts; try again later", retry_after=wait)
     user = request.dbsession.execute(select(User).where(User.email == email)).scalar()
     stored = user.password_hash if user is not None else None
-    if not passwords.verify(stored, password) or not user.active:
+    if not hasher.verify(stored, password) or not user.active:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
         raise Refusal(401, "Invalid email or password")
-    if passwords.needs_rehash(stored):
-        user.password_hash = passwords.hash(password)
+    if hasher.needs_rehash(stored):
+        user.password_hash = hasher.hash(password)
     log.info("user %s signed in with a password", user.id)
     return user
 
@@ -138,7 +139,7 @@ def set_password_with_link(request: Request, token: str, new_password: str) -> U
     user_id = consume_token(request.dbsession, token,
                             (TokenPurpose.password_reset, TokenPurpose.invitation))
     user = _active_user(request, user_id)
-    user.password_hash = request.registry["passwords"].hash(new_password)
+    user.password_hash = passwords(request.registry).hash(new_password)
     end_user_sessions(request, user.id)
     retire_tokens(request.dbsession, user.id)
     log.info("user %s set a new password through an emailed link", user.id)
@@ -148,15 +149,15 @@ def set_password_with_link(request: Request, token: str, new_password: str) -> U
 def change_password(request: Request, user: User, current: str, new: str) -> None:
     """A signed-in change: the current password under the attempt limit;
     ends the user's sessions and retires their emailed links."""
-    passwords = request.registry["passwords"]
+    hasher = passwords(request.registry)
     wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, user.email)
     if wait is not None:
         raise Refusal(429, "Too many attempts; try again later", retry_after=wait)
-    if not passwords.verify(user.password_hash, current):
+    if not hasher.verify(user.password_hash, current):
         log.warning("user %s gave a wrong current password", user.id)
         raise Refusal(400, "Invalid request", [
             {"path": "currentPassword", "message": "The current password is not correct"}])
-    user.password_hash = passwords.hash(new)
+    user.password_hash = hasher.hash(new)
     end_user_sessions(request, user.id)
     retire_tokens(request.dbsession, user.id)
     log.info("user %s changed their password", user.id)

@@ -11,14 +11,15 @@ from sqlalchemy import Select
 
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.schemas import DATE_QUERY, SEVERITY_QUERY, SITE_QUERY, STATUS_QUERY, TYPE_QUERY
+from ehs_core.sites.zones import server_zone
 
 INCIDENT = r"/api/incidents/{number:\d{1,9}}"
 FACTORY = "ehs_core.incidents.resources.incident_factory"
 
 
 def _column_filter(column: Any):
-    def apply(query: Select, value: Any, request: Request) -> Select:
-        return query.where(column == value)
+    def apply(query: Select, values: list[Any], request: Request) -> Select:
+        return query.where(column.in_(values))
     return apply
 
 
@@ -29,8 +30,6 @@ def _area_filter(query: Select, value: Any, request: Request) -> Select:
 def _day_start(request: Request, day: dt.date) -> dt.datetime:
     """Midnight of a calendar day in the server's zone (TZ), as periods are
     read elsewhere (the analytics periods and due dates)."""
-    from ehs_core.actions import server_zone
-
     return dt.datetime.combine(day, dt.time(), server_zone(request.registry))
 
 
@@ -62,4 +61,5 @@ def includeme(config: Configurator) -> None:
     config.scan(".views")
     config.scan(".export")
     config.scan(".notices")
+    config.scan(".numbering")  # the counter of a new organization
     config.include(".pages")  # /incidents, /incidents/new, /incidents/<number>

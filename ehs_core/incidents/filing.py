@@ -47,13 +47,17 @@ def check_location(request: Request, site_id: int, area_id: int | None, new: boo
     """The site exists (and, for a new report, is not archived) and the area
     belongs to it; raises Invalid naming the field."""
     site = request.dbsession.get(Site, site_id)
-    if site is None or (new and site.archived):
+    if site is None:
         raise Invalid("siteId", "Unknown site")
+    if new and site.archived:
+        raise Invalid("siteId", "This site is archived; it takes no new reports")
     area = None
     if area_id is not None:
         area = request.dbsession.get(Area, area_id)
-        if area is None or area.site_id != site_id or (new and area.archived):
+        if area is None or area.site_id != site_id:
             raise Invalid("areaId", "The area must belong to the incident's site")
+        if new and area.archived:
+            raise Invalid("areaId", "This area is archived; it takes no new reports")
     # Held for the request: the answer and the notices name them without
     # loading them again (the session's identity map holds objects weakly).
     request.dbsession.info.setdefault("held", []).extend((site, area))
@@ -72,15 +76,23 @@ def find_by_client_id(dbsession: Session, organization_id: int, client_id: str |
         Incident.organization_id == organization_id, Incident.client_id == client_id)).scalar()
 
 
+def user_filer(anonymous: bool, user_id: int | None) -> str:
+    """The identity a user's report is filed under, for clientId replays: an
+    anonymous report names no user (spec: not linked to any reporter)."""
+    return "user" if anonymous or user_id is None else f"user:{user_id}"
+
+
 def file_incident(request: Request, data: dict[str, Any], organization_id: int,
-                  reporter_id: int | None) -> tuple[Incident, bool]:
+                  reporter_id: int | None, filer: str | None = None) -> tuple[Incident, bool]:
     """Store a report, not yet numbered; returns (incident, created). A
     report with a used clientId gives back the stored one (even if its site
-    was archived since); check it with `check_replay`. The caller finishes
-    with `number_incident` before commit; anything it does in between
-    (building the answer, storing files) stays outside the organization's
-    numbering lock. `reporter_id` is None for a kiosk link; an anonymous
-    report records no reporter whoever sends it."""
+    was archived since); answer it only after `check_replay` with the
+    caller's own `filer` (default: the user's, see `user_filer`; a kiosk
+    link passes its own). The caller finishes with `number_incident` before
+    commit; anything it does in between (building the answer, storing files)
+    stays outside the organization's numbering lock. `reporter_id` is None
+    for a kiosk link; an anonymous report records no reporter whoever sends
+    it."""
     dbsession = request.dbsession
     try:
         check_location(request, data["siteId"], data.get("areaId"), new=True)
@@ -92,6 +104,8 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
     incident = Incident(organization_id=organization_id, status="reported", number=None,
                         anonymous=data["anonymous"], client_id=data.get("clientId"),
                         reporter_id=None if data["anonymous"] else reporter_id)
+    if incident.client_id:
+        incident.client_filer = filer or user_filer(data["anonymous"], reporter_id)
     for key, attr in FIELDS.items():
         setattr(incident, attr, data.get(key))
     set_occurred_at(incident, data["occurredAt"])
@@ -131,11 +145,16 @@ def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:
             and incident.occurred_at == data["occurredAt"] and incident.anonymous == data["anonymous"])
 
 
-def check_replay(incident: Incident, data: dict[str, Any], sender_filed_it: bool) -> None:
-    """A stored report comes back to a retry only if the sender filed it
-    (else the clientId is simply taken: Conflict, without saying by what)
-    and only for the same report (else Unprocessable)."""
-    if not sender_filed_it:
+def filed_by(incident: Incident, filer: str) -> bool:
+    """Whether `filer` (see `user_filer`) filed this report under its clientId."""
+    return incident.client_filer is not None and incident.client_filer == filer
+
+
+def check_replay(incident: Incident, data: dict[str, Any], filed_by_sender: bool) -> None:
+    """A stored report comes back to a retry only for the identity that
+    filed it (anyone else learns nothing beyond "used": Conflict) and only
+    for the same report (else Unprocessable)."""
+    if not filed_by_sender:
         raise Conflict("This clientId was already used")
     if not replay_allowed(incident, data):
         raise Unprocessable("This clientId was already used for a different report")

@@ -99,6 +99,10 @@ class Incident(Base):
     # None for anonymous reports: the reporter is recorded nowhere.
     reporter_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     client_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    # Who may replay the clientId: "user:<id>" for a named report, "user"
+    # for an anonymous one (any signed-in caller holding the clientId, so
+    # the reporter stays unrecorded), "kiosk:<id>" for a reporting link.
+    client_filer: Mapped[str | None] = mapped_column(String(40), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     closed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

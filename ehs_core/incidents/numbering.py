@@ -14,11 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyramid.events import subscriber
 from sqlalchemy import event, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ehs_core.events import OrganizationCreated
 from ehs_core.incidents.models import Incident, IncidentCounter
+
+
+@subscriber(OrganizationCreated)
+def start_numbering(created: OrganizationCreated) -> None:
+    """A new organization's counter, so its first report takes number 1
+    without creating it (`take_number` still copes if it is missing)."""
+    created.request.dbsession.add(IncidentCounter(organization_id=created.organization.id, last_number=0))
 
 
 def take_number(dbsession: Session, organization_id: int) -> int:

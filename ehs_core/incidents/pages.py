@@ -31,10 +31,10 @@ from ehs_core.incidents.resources import IncidentContext, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
 from ehs_core.security import Permission
-from ehs_core.sites.places import active_sites
+from ehs_core.sites.services import list_sites
+from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
-from ehs_core.ui.rendering import zone_named
 from ehs_core.workflow import transitions_for
 from ehs_core.workflow.transitions import move_incident
 
@@ -66,6 +66,22 @@ FORM_FIELDS = {
 LIST_FILTERS = ("type", "severity", "status", "siteId", "areaId", "from", "to")
 
 
+def active_sites(request: Request, include_archived: bool = False) -> list[dict[str, Any]]:
+    """Sites and their areas as the pickers and filters show them
+    ({id, name, timezone, areas: [{id, name}]}), read once per request."""
+    key = "ehs.page_sites.all" if include_archived else "ehs.page_sites"
+    if key not in request.environ:
+        request.environ[key] = [
+            {"id": site.id, "name": site.name, "timezone": site.timezone, "archived": site.archived,
+             "areas": [{"id": area.id, "name": area.name, "parentId": area.parent_id} for area in areas]}
+            for site, areas in list_sites(request, include_archived)]
+    return request.environ[key]
+
+
+def zone_named(name: str | None, request: Request) -> dt.tzinfo:
+    return zone_of(name, request.registry)
+
+
 def local_to_iso(value: Any, zone: dt.tzinfo) -> Any:
     """A datetime-local field ("2026-03-01T08:15") read in the site's zone,
     as the ISO instant with offset the API takes; anything else is passed on
@@ -81,18 +97,19 @@ def local_to_iso(value: Any, zone: dt.tzinfo) -> Any:
     return moment.isoformat()
 
 
-def site_zone(sites: list[dict[str, Any]], site_id: Any) -> dt.tzinfo:
+def site_zone(request: Request, sites: list[dict[str, Any]], site_id: Any) -> dt.tzinfo:
+    """The chosen site's zone (the server's before one is chosen)."""
     for site in sites:
         if site["id"] == site_id:
-            return zone_named(site["timezone"])
-    return zone_named(None)
+            return zone_named(site["timezone"], request)
+    return zone_named(None, request)
 
 
 def report_values(request: Request, sites: list[dict[str, Any]], spec: dict[str, str]) -> dict[str, Any]:
     values = json_values(request.POST, spec)
     if "occurredAt" in request.POST:
         values["occurredAt"] = local_to_iso(request.POST.get("occurredAt"),
-                                            site_zone(sites, values.get("siteId")))
+                                            site_zone(request, sites, values.get("siteId")))
     return values
 
 
@@ -218,7 +235,7 @@ def first_error(exc: Exception) -> str:
 def edit_form(context: IncidentContext, request: Request) -> dict[str, Any]:
     incident = context.incident
     sites = active_sites(request, include_archived=True)
-    zone = site_zone(sites, incident.site_id)
+    zone = site_zone(request, sites, incident.site_id)
     values = {"title": incident.title, "type": incident.type, "severity": incident.severity,
               "siteId": incident.site_id, "areaId": incident.area_id,
               "locationDetail": incident.location_detail, "description": incident.description,
@@ -289,13 +306,13 @@ def upload(context: IncidentContext, request: Request) -> Any:
 def form_values(request: Request, sites: list[dict[str, Any]]) -> dict[str, Any]:
     return {"sites": sites, "types": [(t, TYPE_HINTS[t]) for t in IncidentType],
             "severities": [(s, SEVERITY_HINTS[s]) for s in Severity],
-            "server_zone": zone_named(None)}
+            "server_zone": zone_named(None, request)}
 
 
 def report_form(request: Request) -> dict[str, Any]:
     sites = active_sites(request)
     site_id = sites[0]["id"] if len(sites) == 1 else None
-    now = dt.datetime.now(site_zone(sites, site_id)).strftime("%Y-%m-%dT%H:%M")
+    now = dt.datetime.now(site_zone(request, sites, site_id)).strftime("%Y-%m-%dT%H:%M")
     return form_values(request, sites) | {
         "values": {"clientId": str(uuid.uuid4()), "occurredAt": now, "siteId": site_id}, "errors": {}}
 

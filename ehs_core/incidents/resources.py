@@ -45,11 +45,23 @@ def visible_incidents(query: Select, identity: Identity | None) -> Select:
     return query.where(or_(Incident.reporter_id == identity.user_id, Incident.id.in_(assigned)))
 
 
+CONTEXTS = "ehs.incident_contexts"
+
+
+def known_context(request: Request, incident: Incident) -> IncidentContext | None:
+    """The context made for this very incident object in this request, if any."""
+    context = request.environ.get(CONTEXTS, {}).get(id(incident))
+    return context if context is not None and context.incident is incident else None
+
+
 class IncidentContext:
     def __init__(self, request: Request, incident: Incident, fresh: bool = False) -> None:
         self.request = request
         self.incident = incident
         self.fresh = fresh  # filed in this request: no actions, so no assignees, yet
+        # The latest context of each incident in this request, so the parts
+        # of its answer (the workflow's `can`) reuse its loaded ACL.
+        request.environ.setdefault(CONTEXTS, {})[id(incident)] = self
 
     @cached_property
     def __acl__(self) -> list[tuple[Any, ...]]:  # one query per request, however often checked

@@ -1,39 +1,20 @@
 from __future__ import annotations
 
-import datetime as dt
-import re
 import uuid
 from typing import Any
 
 import colander
 
 from ehs_core.incidents.models import IncidentType, Severity, Status
-from ehs_core.schemas import Bool, Choice, Date, Int, QueryInt, Str, drop, field, text
-
-# Clocks differ a little between a phone and the server.
-FUTURE_TOLERANCE = dt.timedelta(minutes=2)
+from ehs_core.schemas import Bool, Choice, Date, DateTime, Int, QueryInt, Several, Str, drop, field, text
 
 
-class OccurredAt(Str):
-    """An ISO 8601 instant that carries its UTC offset and is not in the future."""
+class OccurredAt(DateTime):
+    """When it happened: an instant with its UTC offset (the offset keeps the
+    local time of the report), not in the future."""
 
-    openapi = {"format": "date-time"}
-
-    def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
-        raw = super().check(node, value)
-        if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", raw):
-            raise colander.Invalid(node, "Must be an ISO 8601 date and time with a UTC offset")
-        try:
-            moment = dt.datetime.fromisoformat(raw)
-        except ValueError:
-            raise colander.Invalid(node, "Must be an ISO 8601 date and time with a UTC offset") from None
-        if moment.tzinfo is None or moment.utcoffset() is None:
-            raise colander.Invalid(node, "Must include a UTC offset such as +02:00 or Z")
-        if moment - FUTURE_TOLERANCE > dt.datetime.now(dt.UTC):
-            raise colander.Invalid(node, "Must not lie in the future")
-        if moment.year < 1970:
-            raise colander.Invalid(node, "Must be after 1970")
-        return moment
+    def __init__(self, nullable: bool = False) -> None:
+        super().__init__(nullable, not_future=True)
 
 
 class ClientId(Str):
@@ -72,6 +53,14 @@ class IncidentUpdateSchema(colander.MappingSchema):
     description = text(20000, missing=drop, nullable=True)
     immediateAction = text(20000, missing=drop, nullable=True)
 
+    changed_elsewhere = {
+        "status": "The status is changed through POST /api/incidents/{number}/transitions",
+        "anonymous": "Whether a report is anonymous is fixed when it is filed",
+        "clientId": "The clientId is fixed when the report is filed",
+        "number": "The number is given by the service and never changes",
+        "reference": "The reference is given by the service and never changes",
+    }
+
 
 class IncidentQuerySchema(colander.MappingSchema):
     page = field(QueryInt(), missing=1, validator=colander.Range(min=1, max=1_000_000))
@@ -80,13 +69,16 @@ class IncidentQuerySchema(colander.MappingSchema):
 
 
 def enum_query(enum: type) -> colander.SchemaNode:
-    return field(Choice(enum), missing=None)
+    """A list filter: repeat it for any of several values (?type=injury&type=illness)."""
+    return field(Several(Choice(enum)), missing=None,
+                 description="Repeat the parameter to match any of several values")
 
 
 STATUS_QUERY = enum_query(Status)
 TYPE_QUERY = enum_query(IncidentType)
 SEVERITY_QUERY = enum_query(Severity)
-SITE_QUERY = field(QueryInt(), missing=None)
+SITE_QUERY = field(Several(QueryInt()), missing=None,
+                   description="Repeat the parameter to match any of several sites")
 DATE_QUERY = field(Date(), missing=None, description="a calendar day YYYY-MM-DD, in the server's zone")
 
 

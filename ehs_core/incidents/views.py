@@ -11,14 +11,20 @@ from pyramid.view import view_config
 
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
-from ehs_core.incidents.filing import check_replay, file_incident, number_incident, update_incident
+from ehs_core.incidents.filing import (
+    check_replay,
+    file_incident,
+    filed_by,
+    number_incident,
+    update_incident,
+    user_filer,
+)
 from ehs_core.incidents.listing import list_page, list_schema
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, iso, person, user_names
 from ehs_core.security import Permission
-from ehs_core.workflow import transitions_for
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +37,26 @@ def create(request: Request) -> dict:
     user = request.identity.user
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
-        check_replay(incident, data, sender_filed_it=(
-            incident.anonymous or incident.reporter_id == user.id or request.has_permission(
-                Permission.view_incident, IncidentContext(request, incident))))
-        request.response.status = 200
-        return incident_json(request, incident, detail=True) | detail_extras(request, incident)
+        return replay(request, incident, data)
     # The answer is built before the number is taken, outside the numbering lock.
-    body = (incident_json(request, incident, detail=True, fresh=True)
-            | detail_extras(request, incident, fresh=True))
+    body = incident_json(request, incident, detail=True, fresh=True)
     number_incident(request, incident)
     request.response.status = 201
     return body | {"number": incident.number, "reference": incident.reference}
+
+
+def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
+    """The answer to a create sent again: only to the identity that filed
+    the report (anyone else learns nothing beyond "used"), and no more than
+    that identity may see: the detail if it may open the incident, else the
+    report as it was filed (an anonymous reporter cannot open their report,
+    and its investigation is not theirs to read)."""
+    check_replay(incident, data, filed_by(incident, user_filer(data["anonymous"], request.identity.user_id)))
+    request.response.status = 200
+    context = IncidentContext(request, incident)
+    if request.has_permission(Permission.view_incident, context):
+        return incident_json(request, incident, detail=True)
+    return incident_json(request, incident, detail=True, fresh=True)
 
 
 @view_config(route_name="incidents", request_method="GET", renderer="json",
@@ -52,33 +67,10 @@ def list_incidents(request: Request) -> dict:
             "pageSize": found.page_size, "total": found.total}
 
 
-def can_flags(request: Request, context: IncidentContext) -> dict[str, bool]:
-    incident = context.incident
-    supervisor = request.has_permission(Permission.update_incident, context)
-    return {
-        "update": bool(supervisor),
-        "transition": any(t["blockedReason"] is None for t in transitions_for(request, incident)),
-        "comment": bool(request.has_permission(Permission.comment_incident, context)),
-        "upload": bool(request.has_permission(Permission.upload_attachment, context)),
-        "investigate": bool(request.has_permission(Permission.manage_investigation, context)),
-        "addRootCause": bool(request.has_permission(Permission.manage_investigation, context)),
-        "addAction": bool(supervisor) and incident.status != "closed",
-    }
-
-
-def detail_extras(request: Request, incident: Incident, fresh: bool = False,
-                  context: IncidentContext | None = None) -> dict[str, Any]:
-    """`context`: the route's, whose ACL is already loaded."""
-    if context is None or context.incident is not incident:
-        context = IncidentContext(request, incident, fresh)
-    return {"transitions": transitions_for(request, incident), "can": can_flags(request, context)}
-
-
 @view_config(route_name="incident", request_method="GET", renderer="json",
              permission=Permission.view_incident)
 def detail(context: IncidentContext, request: Request) -> dict:
-    return (incident_json(request, context.incident, detail=True)
-            | detail_extras(request, context.incident, context=context))
+    return incident_json(request, context.incident, detail=True)
 
 
 @view_config(route_name="incident", request_method="PATCH", renderer="json",
@@ -86,7 +78,7 @@ def detail(context: IncidentContext, request: Request) -> dict:
 def update(context: IncidentContext, request: Request) -> dict:
     incident = context.incident
     update_incident(request, incident, request.validated)
-    return incident_json(request, incident, detail=True) | detail_extras(request, incident, context=context)
+    return incident_json(request, incident, detail=True)
 
 
 def comment_json(comment: Comment, names: dict[int, str]) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def root_cause_factory(request: Request) -> RootCauseContext:
 
 @view_config(route_name="incident.investigation", request_method="PUT", renderer="json",
              permission=Permission.manage_investigation, body=InvestigationSchema,
-             responses=(201,))
+             responses=(200, 201))
 def put_investigation(context: IncidentContext, request: Request) -> dict[str, Any]:
     item, created = services.put_investigation(request, context.incident, request.validated)
     request.response.status = 201 if created else 200

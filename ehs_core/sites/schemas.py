@@ -20,7 +20,9 @@ def _timezone(node: colander.SchemaNode, value: str | None) -> None:
 
 def _digits(count: tuple[int, ...], message: str):
     def validate(node: colander.SchemaNode, value: str | None) -> None:
-        if value is not None and not (value.isdigit() and len(value) in count):
+        # ASCII digits only: str.isdigit() also takes "١٢٣" and "²", which
+        # the OSHA files (ITA CSV) cannot carry.
+        if value is not None and not (re.fullmatch(r"[0-9]+", value) and len(value) in count):
             raise colander.Invalid(node, message)
     return validate
 
@@ -39,6 +41,9 @@ class SiteCreateSchema(colander.MappingSchema):
 
 
 class SiteUpdateSchema(colander.MappingSchema):
+    changed_elsewhere = {"areas": "Areas are added with POST /api/sites/{id}/areas and changed "
+                                  "with PATCH /api/areas/{id}"}
+
     name = text(200, min_length=1, missing=drop)
     address = text(500, missing=drop, nullable=True)
     timezone = colander.SchemaNode(Str(nullable=True), missing=drop, validator=_timezone)
@@ -58,7 +63,9 @@ class SiteUpdateSchema(colander.MappingSchema):
                               validator=_digits((9,), "Must be a 9-digit EIN"))
     establishmentType = field(
         Int(nullable=True), missing=drop,
-        validator=colander.OneOf([1, 2, 3]),
+        validator=colander.OneOf(
+            [1, 2, 3], msg_err="Must be 1 (not a government entity), 2 (a state government entity) "
+                               "or 3 (a local government entity)"),
         description="1 not a government entity, 2 state government, 3 local government",
     )
 
@@ -73,6 +80,11 @@ class AreaUpdateSchema(colander.MappingSchema):
     name = text(200, min_length=1, missing=drop)
     kind = field(Choice(AreaKind), missing=drop)
     archived = field(Bool(), missing=drop)
+
+    changed_elsewhere = {
+        "parentId": "An area keeps the parent it was created under; create a new area to move it",
+        "siteId": "An area stays on its site; create a new area on the other site",
+    }
 
 
 class SiteListQuery(colander.MappingSchema):

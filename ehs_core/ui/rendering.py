@@ -4,7 +4,6 @@ times in a site's zone written for people, the menu and the slots."""
 from __future__ import annotations
 
 import datetime as dt
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel.dates import format_date, format_datetime, format_timedelta
 from jinja2 import Environment, pass_context
@@ -12,6 +11,8 @@ from jinja2.runtime import Context
 from markupsafe import Markup
 from pyramid.registry import Registry
 from pyramid.threadlocal import get_current_request
+
+from ehs_core.sites.zones import site_zone
 
 LOCALE = "en"
 # Templates named by an asset spec of a plugin package translate in that
@@ -41,14 +42,9 @@ def _ngettext(context: Context, singular: str, plural: str, n: int) -> str:
 
 
 def zone_named(name: str | None, registry: Registry | None = None) -> dt.tzinfo:
-    """A site's IANA zone, or the server's (`TZ`) when the site has none."""
-    if name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    server = (registry or get_current_request().registry).settings.get("ehs.timezone")
-    return ZoneInfo(server) if server else dt.UTC
+    """A site's IANA zone, or the server's (`TZ`) when the site has none
+    (`sites.zones`, the one helper the records and pages share)."""
+    return site_zone(name, registry or get_current_request().registry)
 
 
 def local(moment: dt.datetime | None, zone: str | None = None) -> dt.datetime | None:

@@ -15,6 +15,7 @@ from pyramid.request import Request
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from ehs_core.auth.passwords import passwords
 from ehs_core.db import advisory_lock
 from ehs_core.errors import Conflict, NotFound
 from ehs_core.events import UserCreated, UserUpdated, actor, publish
@@ -46,7 +47,7 @@ def create_user(request: Request, data: dict[str, Any]) -> tuple[User, bool]:
                 email=email, role=data["role"], active=True)
     invited = "password" not in data
     if not invited:
-        user.password_hash = request.registry["passwords"].hash(data["password"])
+        user.password_hash = passwords(request.registry).hash(data["password"])
     dbsession.add(user)
     try:
         dbsession.flush()
@@ -86,7 +87,7 @@ def update_user(request: Request, user_id: int, data: dict[str, Any]) -> User:
             changes[key] = [getattr(user, key), data[key]]
             setattr(user, key, data[key])
     if "password" in data:
-        user.password_hash = request.registry["passwords"].hash(data["password"])
+        user.password_hash = passwords(request.registry).hash(data["password"])
         changes["password"] = True
     publish(request, UserUpdated(request, user=user, changes=changes, actor_id=actor(request)))
     log.info("user %s updated user %s: %s", request.identity.user_id, user.id, sorted(changes))

@@ -52,7 +52,12 @@ def transitions_for(request: Request, incident: Incident) -> list[dict[str, str 
 
 
 def includeme(config: Configurator) -> None:
+    from ehs_core.workflow.sections import can_section, transitions_section
+
     config.add_directive("add_transition_guard", add_transition_guard)
+    # The detail's `transitions` and `can`, as sections like any other part.
+    config.add_incident_section("transitions", transitions_section, detail_only=True)
+    config.add_incident_section("can", can_section, detail_only=True)
     config.add_route("incident.transitions", r"/api/incidents/{number:\d{1,9}}/transitions",
                      factory="ehs_core.incidents.resources.incident_factory")
     config.scan(".views")

@@ -1,11 +1,13 @@
 """Statistics (overview, analytics) and saved views. Figures count only what
-the signed-in user may see; injury rates come from the OSHA plugin's cases
-and hours when that plugin is enabled."""
+the signed-in user may see; recordable cases and injury rates come from
+whatever plugin registers them through `add_injury_figures` (the OSHA plugin
+does, from its cases and hours)."""
 
 from pyramid.config import Configurator
 
 
 def includeme(config: Configurator) -> None:
+    config.include(".figures")  # add_injury_figures
     config.add_migrations("analytics", "ehs_plugins.analytics:migrations/versions")
     config.add_route("stats.overview", "/api/stats/overview")
     config.add_route("stats.analytics", "/api/stats/analytics")

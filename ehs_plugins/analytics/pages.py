@@ -14,15 +14,16 @@ from pyramid.request import Request
 from ehs_core.errors import DomainError
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_plugins.analytics import saved_views
-from ehs_plugins.analytics.views import view_create_schema
+from ehs_plugins.analytics.views import view_create_schema  # the API's own schema
 
 LIST = "incidents"
 
 
 def saved_views_tool(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     """The list tool: the caller's views of the incident list as links."""
-    views = [{"name": view.name, "shared": view.shared, "url": request.route_path("page.incidents")
-              + "?" + urlencode(view.filters, doseq=True)} for view in saved_views.visible_views(request, LIST)]
+    base = request.route_path("page.incidents")
+    views = [{"name": view.name, "shared": view.shared, "url": base + "?" + urlencode(view.filters, doseq=True)}
+             for view in saved_views.visible_views(request, LIST)]
     return {"views": views, "filters": filters,
             "can_share": role_at_least(request.identity.role, Role.supervisor)}
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pyramid.request import Request
 from sqlalchemy import Select, and_, case, func, literal, or_, select
@@ -32,7 +31,9 @@ from ehs_core.incidents.models import Incident, IncidentType, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.zones import site_zone
 from ehs_plugins.analytics import sqltime
+from ehs_plugins.analytics.figures import InjuryFigures
 
 # Queries that read actions name them through this alias: the visibility rule
 # has a subquery on corrective_actions (actions assigned to a reporter), which
@@ -158,7 +159,7 @@ Place = tuple[int, str, int | None, str | None]  # site id and name, area id and
 
 
 def period_figures(request: Request, first: dt.date, after: dt.date, filters: list[Any],
-                   with_cases: bool) -> tuple[dict[str, Any], dict[Place, int]]:
+                   cases: InjuryFigures | None) -> tuple[dict[str, Any], dict[Place, int]]:
     """The KPIs of the calendar days [first, after) in the server's zone, and
     the incident count per place (read in the same pass)."""
     db = request.dbsession
@@ -206,13 +207,8 @@ def period_figures(request: Request, first: dt.date, after: dt.date, filters: li
         "actionsPending": pending,
         "actionsClosedOnTimeRate": rounded(100 * on_time / (on_time + late)) if on_time + late else None,
     }
-    if with_cases:
-        from ehs_plugins.osha.models import InjuryCase
-
-        recordable, days_away = db.execute(scoped(
-            request, select(func.count(), func.coalesce(func.sum(InjuryCase.days_away), 0))
-            .select_from(InjuryCase).join(Incident, Incident.id == InjuryCase.incident_id)
-            .where(InjuryCase.recordable.is_(True)), *where)).one()
+    if cases is not None:
+        recordable, days_away = cases.period(request, lambda stmt: scoped(request, stmt, *where))
         figures["recordableCases"] = recordable
         figures["daysAway"] = int(days_away)
     return figures, places
@@ -223,13 +219,12 @@ def site_offsets(request: Request, site_id: int | None, start: dt.datetime,
     """The UTC offset (seconds) at `Incident.occurred_at` in the zone of the
     incident's site (the server's zone for a site without one), for
     incidents in [start, end) of the organization's sites (or of `site_id`)."""
-    fallback = server_zone(request.registry)
     stmt = select(Site.id, Site.timezone).where(Site.organization_id == request.identity.user.organization_id)
     if site_id is not None:
         stmt = stmt.where(Site.id == site_id)
     sites: dict[dt.tzinfo, list[int]] = {}
     for s_id, zone in request.dbsession.execute(stmt.order_by(Site.id)):
-        sites.setdefault(ZoneInfo(zone) if zone else fallback, []).append(s_id)
+        sites.setdefault(site_zone(zone, request.registry), []).append(s_id)
     cases = [(zone, sqltime.offset_case(Incident.occurred_at, sqltime.offset_spans(zone, start, end)))
              for zone in sites]
     if len(cases) <= 1:
@@ -243,7 +238,13 @@ LAGGING = ("injuries", "illnesses", "recordableCases", "daysAway")
 
 
 def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | None,
-              incident_type: str | None, osha: bool, show_rates: bool) -> dict[str, Any]:
+              incident_type: str | None, injuries: InjuryFigures | None, show_rates: bool,
+              show_cases: bool) -> dict[str, Any]:
+    """The analytics answer. `injuries`: the registered injury figures (see
+    add_injury_figures), if any. `show_rates` adds TRIR and DART;
+    `show_cases` adds the injury-record figures (recordable cases, days
+    away, case counts behind the rates), which are left out, not zeroed,
+    otherwise."""
     db = request.dbsession
     name = dialect(db)
     zone = server_zone(request.registry)
@@ -257,9 +258,9 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         filters.append(Incident.site_id == site_id)
     if incident_type is not None:
         filters.append(Incident.type == incident_type)
-    with_cases = osha and show_rates
-    current, places = period_figures(request, first, after, filters, with_cases)
-    previous, _ = period_figures(request, previous_first, first, filters, with_cases)
+    cases = injuries if show_cases else None
+    current, places = period_figures(request, first, after, filters, cases)
+    previous, _ = period_figures(request, previous_first, first, filters, cases)
 
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}
@@ -310,8 +311,9 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         "actions": {"onTime": current["actionsOnTime"], "late": current["actionsLate"],
                     "pending": current["actionsPending"]},
     }
-    if osha and show_rates:
-        from ehs_plugins.analytics.rates import rates
-
-        body["rates"] = rates(request, last, site_id)
+    if injuries is not None and show_rates:
+        body["rates"] = injuries.rates(
+            request, last, site_id, with_counts=show_cases,
+            local_seconds=lambda start, end: (sqltime.epoch(Incident.occurred_at, name)
+                                              + site_offsets(request, site_id, start, end)))
     return body

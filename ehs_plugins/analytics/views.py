@@ -12,10 +12,11 @@ from sqlalchemy import or_, select
 
 from ehs_core.errors import APIError, invalid
 from ehs_core.incidents.models import IncidentType
-from ehs_core.schemas import Bool, Choice, Date, QueryInt, drop, field, text
+from ehs_core.schemas import INT_MAX, INT_MIN, Bool, Choice, Date, JSONType, QueryInt, drop, field, text
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.serialize import iso
 from ehs_plugins.analytics import stats
+from ehs_plugins.analytics.figures import injury_figures
 from ehs_plugins.analytics.models import SavedView
 
 
@@ -48,10 +49,50 @@ def analytics_schema(registry: Any = None) -> colander.SchemaNode:
     return schema
 
 
+class FilterValue(JSONType):
+    """What a saved filter holds: the text, number or choices a list or
+    analytics filter was given (a string, a whole number, true/false, or a
+    list of up to 20 strings or numbers), so a view stays small and flat."""
+
+    openapi_schema = {"oneOf": [
+        {"type": "string", "maxLength": 200}, {"type": "integer"}, {"type": "boolean"},
+        {"type": "array", "maxItems": 20, "items": {"oneOf": [
+            {"type": "string", "maxLength": 200}, {"type": "integer"}]}}]}
+
+    def check(self, node: colander.SchemaNode, value: Any) -> Any:
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and len(value) > 20:
+            raise colander.Invalid(node, "At most 20 values")
+        for item in items:
+            if isinstance(item, bool) and not isinstance(value, list):
+                continue
+            if isinstance(item, str) and len(item) <= 200:
+                continue
+            if isinstance(item, int) and not isinstance(item, bool) and INT_MIN <= item <= INT_MAX:
+                continue
+            raise colander.Invalid(node, "Must be text of at most 200 characters, a whole number, "
+                                         "true or false, or a list of up to 20 texts or numbers")
+        return value
+
+
+# The filters a view may save: the incident list's (core and plugins) and
+# the analytics page's.
+ANALYTICS_FILTERS = ("from", "to", "siteId", "type")
+
+
+def view_create_schema(registry: Any) -> colander.SchemaNode:
+    schema = ViewCreateSchema()
+    filters = colander.SchemaNode(colander.Mapping(), name="filters", missing=drop)
+    names = ["q", *(item.name for item in registry.get("incident_filters", [])), *ANALYTICS_FILTERS]
+    for name in dict.fromkeys(names):
+        filters.add(field(FilterValue(nullable=True), missing=drop, name=name))
+    schema.add(filters)
+    return schema
+
+
 class ViewCreateSchema(colander.MappingSchema):
     page = field(Choice(ViewPage))
     name = text(200, min_length=1)
-    filters = field(colander.Mapping(unknown="preserve"), missing=drop)
     shared = field(Bool(), missing=False)
 
 
@@ -75,9 +116,15 @@ def analytics(request: Request) -> dict[str, Any]:
     if last >= three_years_after(first):
         raise invalid("to", "The period may span at most 3 years")
     identity = request.identity
-    osha = "osha" in request.registry.get("enabled_plugins", ())
+    # Rates are for supervisors and above; the injury-record figures behind
+    # them (recordable cases, days away, case counts) only for those who keep
+    # the records, since in a small site or period they name a person
+    # (spec: Incident.injuredCount is the only injury-record figure below
+    # safety_manager; 29 CFR 1904.29(b)(6)-(10) privacy of case data).
     show_rates = role_at_least(identity.role, Role.supervisor)
-    return stats.analytics(request, first, last, query["siteId"], query["type"], osha, show_rates)
+    show_cases = role_at_least(identity.role, Role.safety_manager)
+    return stats.analytics(request, first, last, query["siteId"], query["type"],
+                           injury_figures(request.registry), show_rates, show_cases)
 
 
 def view_json(view: SavedView) -> dict[str, Any]:
@@ -98,7 +145,7 @@ def list_views(request: Request) -> list[dict[str, Any]]:
 
 
 @view_config(route_name="views", request_method="POST", renderer="json", permission=Permission.signed_in,
-             body=ViewCreateSchema,
+             body=view_create_schema,
              responses=(201,))
 def create_view(request: Request) -> dict[str, Any]:
     data = request.validated

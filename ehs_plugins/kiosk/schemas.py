@@ -22,4 +22,6 @@ def report_schema() -> colander.SchemaNode:
     schema = IncidentCreateSchema().clone()
     del schema["anonymous"]
     schema.add(text(200, missing=None, nullable=True, name="reporterName"))
+    schema.changed_elsewhere = {
+        "anonymous": "A report without reporterName is anonymous; there is no anonymous field"}
     return schema

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pyramid.authorization import Allow
 from pyramid.request import Request
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ehs_core.security import Identity
 from ehs_plugins.kiosk.models import KioskLink
@@ -18,12 +19,16 @@ HEADER = "X-Kiosk-Token"
 FILE_REPORT = "kiosk.file_report"
 
 
-def kiosk_identity(request: Request) -> Identity | None:
-    token = request.headers.get(HEADER)
+def active_link(dbsession: Session, token: str | None) -> KioskLink | None:
+    """The unrevoked link with this token (from the header or the page's URL)."""
     if not token or len(token) > 64:
         return None
-    link = request.dbsession.execute(
+    return dbsession.execute(
         select(KioskLink).where(KioskLink.token == token, KioskLink.revoked.is_(False))).scalar()
+
+
+def kiosk_identity(request: Request) -> Identity | None:
+    link = active_link(request.dbsession, request.headers.get(HEADER))
     if link is None:
         return None
     return Identity(kind="kiosk", id=link.id, principals=["kiosk", f"kiosk:{link.id}"],

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import logging
 import secrets
 from importlib.resources import files
@@ -22,14 +21,15 @@ from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, TooMany, invalid
 from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
 from ehs_core.incidents.models import Incident
-from ehs_core.ui import PAGE_HEADERS
+from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
+from ehs_core.ui import PAGE_HEADERS
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
-from ehs_plugins.kiosk.security import FILE_REPORT
+from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,10 @@ def link_json(link: KioskLink) -> dict[str, Any]:
 def check_site(request: Request, site_id: int | None) -> None:
     if site_id is not None:
         site = request.dbsession.get(Site, site_id)
-        if site is None or site.archived:
+        if site is None:
             raise invalid("siteId", "Unknown site")
+        if site.archived:
+            raise invalid("siteId", "This site is archived; a link cannot report on it")
 
 
 @view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
@@ -125,11 +127,8 @@ def _report_part(request: Request) -> dict[str, Any]:
     part = request.POST.get("report")
     if part is None:
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Required"}])
-    raw = part.file.read() if hasattr(part, "file") else part
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise APIError(400, "Invalid request", [{"path": "report", "message": "Malformed JSON"}]) from None
+    raw = part.file.read() if hasattr(part, "file") else part.encode("utf-8", "surrogatepass")
+    body = parse_json(raw, "report")
     if not isinstance(body, dict):
         raise APIError(400, "Invalid request", [{"path": "report", "message": "Must be a JSON object"}])
     return body
@@ -147,7 +146,7 @@ def file_report(request: Request) -> dict[str, Any]:
     uploads = [value for key, value in request.POST.items() if key != "report" and hasattr(value, "file")]
     if len(uploads) > MAX_FILES:
         raise APIError(400, "Invalid request", [{"path": "files", "message": f"At most {MAX_FILES} files"}])
-    data = report_schema().deserialize(_report_part(request))
+    data = deserialize(report_schema(), _report_part(request))
     if link.site_id is not None and data["siteId"] != link.site_id:
         raise invalid("siteId", "This link reports only on its own site")
     reporter_name = data.pop("reporterName")
@@ -160,7 +159,8 @@ def file_report(request: Request) -> dict[str, Any]:
     if wait is not None:
         raise TooMany("Too many reports from this link; try again in a few minutes",
                       headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    incident, created = file_incident(request, data, link.organization_id, reporter_id=None)
+    incident, created = file_incident(request, data, link.organization_id, reporter_id=None,
+                                      filer=f"kiosk:{link.id}")
     if not created:  # the same clientId arrived concurrently
         return replay(request, link, incident, data)
     request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
@@ -182,7 +182,7 @@ def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str
     """The answer to a retried submission: the original reference, but only
     to the link that filed it and only for the same report."""
     filed = request.dbsession.get(KioskReport, incident.id)
-    check_replay(incident, data, sender_filed_it=filed is not None and filed.kiosk_id == link.id)
+    check_replay(incident, data, filed_by_sender=filed is not None and filed.kiosk_id == link.id)
     request.response.status = 200
     return {"reference": incident.reference, "failedFiles": []}
 
@@ -197,9 +197,7 @@ def _int(value: str | None) -> int | None:
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
 def report_page(request: Request) -> Response:
     token = request.matchdict["token"]
-    link = request.dbsession.execute(
-        select(KioskLink).where(KioskLink.token == token, KioskLink.revoked.is_(False))).scalar() \
-        if len(token) <= 64 else None
+    link = active_link(request.dbsession, token)
     if link is None:
         raise HTTPNotFound()
     config = config_json(request, link)

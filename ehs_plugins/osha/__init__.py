@@ -16,6 +16,8 @@ def includeme(config: Configurator) -> None:
     config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
     config.add_incident_section("injuredCount", injured_count, fresh=lambda: 0)
     config.add_mail_template("osha_severe_report", "ehs_plugins.osha:templates/severe_report.txt")
+    # Case decisions go to the incident's audit trail, readable by safety managers only.
+    config.add_restricted_audit_action("osha.case_decision", "ehs_plugins.osha.trail.may_see_decisions")
     incident = r"/api/osha/incidents/{number:\d{1,9}}"
     config.add_route("osha.incident_cases", incident + "/cases", factory=ROOT)
     config.add_route("osha.case", r"/api/osha/cases/{id:\d{1,9}}", factory=ROOT)
@@ -26,8 +28,22 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
+    config.scan(".listeners")
+    # Recordable cases and rates for the analytics plugin, through the
+    # directive it owns. Plugins are included in the order the setting lists
+    # them, so the offer is made once all are in: at commit.
+    config.action(None, lambda: offer_injury_figures(config))
     # `ehs seed`: injury cases on seeded injuries and illnesses, monthly hours.
-    config.registry.setdefault("seeders", []).append(seed)
+    config.add_seeder("osha", seed)
+
+
+def offer_injury_figures(config: Configurator) -> None:
+    from ehs_plugins.osha.rates import period_cases, rates
+
+    directive = getattr(config, "add_injury_figures", None)
+    if directive is None:
+        return  # the analytics plugin is not enabled
+    directive(period=period_cases, rates=rates)
 
 
 def seed(ctx: Any) -> dict[str, int]:

@@ -4,10 +4,17 @@ and the electronic submission still need."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
+from pyramid.registry import Registry
+from sqlalchemy.orm import Session
+
+from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident
 from ehs_core.serialize import iso
+from ehs_core.sites.models import Site
+from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
@@ -43,24 +50,45 @@ def recalculate(case: InjuryCase) -> None:
     case.effective_privacy = result.privacy
 
 
-def incident_zone(incident: Incident) -> dt.timezone:
-    return dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
+def incident_zone(dbsession: Session, registry: Registry, incident: Incident) -> dt.tzinfo:
+    """The zone of the incident's establishment (its site's, else the
+    server's): its records show the event on the establishment's clock."""
+    site = dbsession.get(Site, incident.site_id)
+    return site_zone(site.timezone if site is not None else None, registry)
 
 
-def severe_report(case: InjuryCase, incident: Incident) -> dict[str, Any] | None:
-    """The direct report still owed to OSHA, or None (none needed, or done)."""
+@dataclass(frozen=True)
+class SevereDeadline:
+    """A direct report owed to OSHA (1904.39(a)): by when, within how many
+    hours of the event, why, and whether that moment had already passed when
+    the severe answer was first entered on the case."""
+
+    due: dt.datetime
+    hours: int
+    reasons: list[str]
+    entered_at: dt.datetime
+
+    @property
+    def past_due_when_entered(self) -> bool:
+        return self.entered_at > self.due
+
+
+def severe_deadline(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> SevereDeadline | None:
+    """The direct report still owed to OSHA, or None (none needed, or done);
+    a day of death starts at midnight on the establishment's clock (`zone`)."""
     # 1904.39(a) concerns the employer's own (covered) employees.
     if case.reported_to_osha_at is not None or case.work_related is False \
             or case.employment_type not in COVERED:
         return None
-    zone = incident_zone(incident)
     deadlines: list[tuple[dt.datetime, int, str]] = []
     if case.died:
+        # 1904.39(a)(1): within 8 hours of a death within 30 days of the incident.
         died_at = incident.occurred_at
         if case.date_of_death is not None:
             died_at = max(died_at, dt.datetime.combine(case.date_of_death, dt.time(), zone))
         if died_at - incident.occurred_at <= FATALITY_WINDOW:
             deadlines.append((died_at + dt.timedelta(hours=FATALITY_HOURS), FATALITY_HOURS, "fatality"))
+    # 1904.39(a)(2): within 24 hours of an in-patient hospitalization, amputation or loss of an eye.
     for flag, reason in ((case.inpatient_hospitalization, "in-patient hospitalization"),
                          (case.amputation, "amputation"), (case.loss_of_eye, "loss of an eye")):
         if flag:
@@ -69,8 +97,28 @@ def severe_report(case: InjuryCase, incident: Incident) -> dict[str, Any] | None
     if not deadlines:
         return None
     due, hours, _ = min(deadlines)
-    return {"withinHours": hours, "reasons": [reason for _, _, reason in deadlines],
-            "dueBy": due.astimezone(zone).isoformat()}
+    # The notice goes out when a severe answer is first entered; until then, it is being entered now.
+    entered_at = case.severe_notice_sent_at or utcnow()
+    return SevereDeadline(due, hours, [reason for _, _, reason in deadlines], entered_at)
+
+
+def severe_report(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any] | None:
+    """`severeReport` of a case: times on the establishment's clock (`zone`)."""
+    deadline = severe_deadline(case, incident, zone)
+    if deadline is None:
+        return None
+    return {"withinHours": deadline.hours, "reasons": deadline.reasons,
+            "dueBy": deadline.due.astimezone(zone).isoformat(),
+            "enteredAt": deadline.entered_at.astimezone(zone).isoformat(),
+            "pastDueWhenEntered": deadline.past_due_when_entered}
+
+
+def wall_clock(moment: dt.datetime, zone: dt.tzinfo) -> str:
+    """A moment as people at the establishment read it: "2026-01-01 22:00 EST
+    (America/New_York)"."""
+    local = moment.astimezone(zone)
+    name = getattr(zone, "key", None)
+    return local.strftime("%Y-%m-%d %H:%M %Z") + (f" ({name})" if name else "")
 
 
 def missing_fields(case: InjuryCase) -> list[str]:
@@ -92,7 +140,7 @@ def missing_fields(case: InjuryCase) -> list[str]:
     return missing
 
 
-def case_json(case: InjuryCase, incident: Incident) -> dict[str, Any]:
+def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
     body: dict[str, Any] = {"id": case.id, "incidentNumber": incident.number,
                             "caseNumber": case_number(incident, case), "name": case.name}
     for name, (column, _, _) in CASE_FIELDS.items():
@@ -102,7 +150,9 @@ def case_json(case: InjuryCase, incident: Incident) -> dict[str, Any]:
     body["privacyCase"] = case.effective_privacy
     body["recordable"] = case.recordable
     body["outcome"] = case.outcome
-    body["severeReport"] = severe_report(case, incident)
+    # Why: the rules of 1904 behind recordable, outcome and caseType (additive field).
+    body["reasoning"] = classify(answers(case)).explanation.json()
+    body["severeReport"] = severe_report(case, incident, zone)
     body["missingFields"] = missing_fields(case)
     body["createdAt"] = iso(case.created_at)
     body["updatedAt"] = iso(case.updated_at)

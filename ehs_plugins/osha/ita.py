@@ -4,7 +4,8 @@ Column lists, order and codes follow OSHA's templates and data dictionary
 (see shared/reference/osha-recordkeeping.md, section 1): whole numbers only,
 leading zeros kept, dates MM/DD/YYYY, times HH:MM, yes/no as 1/0, RFC 4180
 quoting. No employee names, addresses, physicians or facilities are written
-(1904.41(b)).
+(1904.41(b)), and the person's name is taken out of every text cell
+(see `deidentify`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
-from ehs_plugins.osha.cases import case_number, incident_zone
-from ehs_plugins.osha.log import SiteYear, column_f, local_date, where_occurred
+from ehs_plugins.osha.cases import case_number
+from ehs_plugins.osha.deidentify import without_name
+from ehs_plugins.osha.log import SiteYear, column_f, where_occurred
 from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, CaseType, Outcome, size_code
 
 SUMMARY_COLUMNS = (
@@ -71,27 +72,15 @@ def summary_row(item: SiteYear, company_name: str) -> list[Any]:
     ]
 
 
-def without_name(name: str) -> Callable[[Any], str]:
-    """1904.29(b)(10), 1904.41(b): no employee name leaves in the file, even
-    inside free text."""
-    pattern = re.compile(re.escape(name.strip()), re.IGNORECASE) if name and name.strip() else None
-
-    def clean(value: Any, limit: int = 255) -> str:
-        cell = text(value, limit)
-        return pattern.sub("[employee]", cell) if pattern else cell
-
-    return clean
-
-
 def case_rows(item: SiteYear) -> Iterable[list[Any]]:
     for case, incident in item.cases:
-        occurred = incident.occurred_at.astimezone(incident_zone(incident))
+        occurred = item.occurred(incident)
         injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
-        clean = without_name(case.name)
+        clean = without_name(case.name, text)
         case_type = CaseType(case.effective_case_type) if case.effective_case_type else None
         yield [
             text(item.site.name, 100), item.year, text(case_number(incident, case), 255),
-            clean(case.job_title), date(local_date(incident)), clean(where_occurred(item, incident)),
+            clean(case.job_title), date(occurred.date()), clean(where_occurred(item, incident)),
             clean(column_f(case, incident)),
             OUTCOME_CODES[Outcome(case.outcome)], case.days_away or 0, case.days_restricted or 0,
             CASE_TYPE_CODES[case_type] if case_type else "", date(case.date_of_birth),

@@ -1,5 +1,5 @@
-"""The OSHA 300 Log, 300A summary, rates and the ITA edit checks of one
-site and year, computed from recordable cases and monthly hours."""
+"""The OSHA 300 Log, 300A summary and rates of one site and year, computed
+from recordable cases and monthly hours."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from pyramid.registry import Registry
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
-from ehs_plugins.osha.cases import case_number, incident_zone
+from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha.cases import case_number
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 from ehs_plugins.osha.recordability import CaseType, Outcome, size_code
 
@@ -34,9 +36,16 @@ ESTABLISHMENT_REQUIRED = {"ein": "ein", "streetAddress": "street_address", "city
 class SiteYear:
     site: Site
     year: int
+    # The establishment's zone: its dates, times and year (1904.32(a)(1)).
+    zone: dt.tzinfo
     cases: list[tuple[InjuryCase, Incident]] = field(default_factory=list)
     months: dict[int, SiteHours] = field(default_factory=dict)
     areas: dict[int, str] = field(default_factory=dict)
+
+    def occurred(self, incident: Incident) -> dt.datetime:
+        """When the event happened on the establishment's clock (Form 300
+        column D, Form 301 items 10-12)."""
+        return incident.occurred_at.astimezone(self.zone)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -92,13 +101,11 @@ def year_bounds(year: int) -> tuple[dt.datetime, dt.datetime]:
             dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=15))
 
 
-def local_date(incident: Incident) -> dt.date:
-    return incident.occurred_at.astimezone(incident_zone(incident)).date()
-
-
-def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
-    """Recordable cases and hours of these sites in `year`, in three queries."""
-    by_site = {site.id: SiteYear(site, year) for site in sites}
+def load(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
+    """Recordable cases and hours of these sites in `year`, in three
+    queries; a case belongs to the year of its local date at the site
+    (1904.32(a)(1): the establishment's calendar year)."""
+    by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
     start, end = year_bounds(year)
     rows = dbsession.execute(
         select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
@@ -106,8 +113,9 @@ def load(dbsession: Session, sites: list[Site], year: int) -> list[SiteYear]:
                Incident.occurred_at >= start, Incident.occurred_at < end)
         .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
     for case, incident in rows:
-        if local_date(incident).year == year:
-            by_site[incident.site_id].cases.append((case, incident))
+        item = by_site[incident.site_id]
+        if item.occurred(incident).year == year:
+            item.cases.append((case, incident))
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
@@ -136,7 +144,7 @@ def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, A
         "caseNumber": case_number(incident, case),  # A
         "employeeName": PRIVACY_NAME if case.effective_privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
-        "dateOfInjury": local_date(incident).isoformat(),  # D
+        "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
         "whereOccurred": where_occurred(item, incident),  # E
         "description": column_f(case, incident),  # F
         "outcome": case.outcome,
@@ -152,72 +160,6 @@ def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, A
 
 def missing_establishment_fields(site: Site) -> list[str]:
     return [name for name, attr in ESTABLISHMENT_REQUIRED.items() if not getattr(site, attr)]
-
-
-def checks(item: SiteYear, all_sites: list[Site]) -> list[dict[str, Any]]:
-    """OSHA's ITA edit checks (ITA CSV documentation p. 8) and field rules,
-    each naming the site and the field concerned."""
-    site, t = item.site, item.totals
-    found: list[dict[str, Any]] = []
-
-    def add(field_name: str, message: str, level: str = "error") -> None:
-        found.append({"siteId": site.id, "siteName": site.name, "field": field_name,
-                      "level": level, "message": message})
-
-    cases = t["G"] + t["H"] + t["I"] + t["J"]
-    by_type = sum(t[key] for key in ("M1", "M2", "M3", "M4", "M5", "M6"))
-    if by_type != cases:
-        add("total_injuries", f"Cases by type ({by_type}) must equal cases by outcome ({cases})")
-    if t["H"] > 0 and t["K"] == 0:
-        add("total_dafw_days", "Days-away cases (H) need days away (K)")
-    if t["K"] > 0 and t["H"] == 0:
-        add("total_dafw_cases", "Days away (K) need at least one days-away case (H)")
-    if t["K"] < t["H"]:
-        add("total_dafw_days", "Days away (K) must be at least the number of days-away cases (H)")
-    if t["I"] > 0 and t["L"] == 0:
-        add("total_djtr_days", "Restricted/transfer cases (I) need restricted days (L)")
-    if t["L"] > 0 and t["H"] + t["I"] == 0:
-        add("total_djtr_cases", "Restricted days (L) need a days-away or restricted case (H or I)")
-
-    average, hours = item.annual_average_employees, item.total_hours
-    missing_months = sorted(set(range(1, 13)) - {m for m, h in item.months.items() if h.hours is not None})
-    if missing_months:
-        add("total_hours_worked", f"Hours are missing for month(s) {', '.join(map(str, missing_months))}",
-            "warning")
-    if not average:
-        add("annual_average_employees", "Annual average employees must be greater than 0")
-    else:
-        if average >= 25_000:
-            add("annual_average_employees", "Annual average employees should be below 25,000", "warning")
-        if average <= cases:
-            add("annual_average_employees",
-                f"Annual average employees ({average}) should be greater than the case count ({cases})",
-                "warning")
-    if hours <= 0:
-        add("total_hours_worked", "Total hours worked must be greater than 0")
-    elif average:
-        per_employee = hours / average
-        if per_employee >= 8760:
-            add("total_hours_worked", "Hours per employee must be below 8,760 (hours in a year)")
-        elif per_employee <= 500:
-            add("total_hours_worked", "Hours per employee should be above 500", "warning")
-
-    for name in missing_establishment_fields(site):
-        add(name, "Required for the electronic submission")
-    if site.ein and not (site.ein.isdigit() and len(site.ein) == 9):
-        add("ein", "The EIN must be 9 digits")
-    if site.naics_code and not (site.naics_code.isdigit() and len(site.naics_code) == 6):
-        add("naicsCode", "The NAICS code must be 6 digits")
-    if site.zip and not (site.zip.isdigit() and len(site.zip) in (5, 9)):
-        add("zip", "The ZIP code must be 5 or 9 digits")
-    if len(site.name) > 100:
-        add("establishment_name", "The establishment name must be at most 100 characters")
-    twins = [s for s in all_sites if s.id != site.id and s.name.strip().lower() == site.name.strip().lower()]
-    if twins:
-        add("establishment_name", "Each establishment needs a unique name (ITA matches rows by name)")
-    if item.peak_employees is None:
-        add("size", "The size code needs monthly employee counts")
-    return found
 
 
 def active_sites(dbsession: Session) -> list[Site]:
@@ -236,9 +178,10 @@ def months_json(item: SiteYear) -> list[dict[str, Any]]:
             for m in range(1, 13)]
 
 
-def log_json(dbsession: Session, site: Site, year: int) -> dict[str, Any]:
-    item = load(dbsession, [site], year)[0]
-    all_sites = active_sites(dbsession)
+def log_json(item: SiteYear) -> dict[str, Any]:
+    """The 300 Log rows, 300A totals, hours and rates of a site and year (the
+    ITA checks are added beside them, see `checks`)."""
+    site, year = item.site, item.year
     return {
         "site": {"id": site.id, "name": site.name},
         "year": year,
@@ -250,7 +193,6 @@ def log_json(dbsession: Session, site: Site, year: int) -> dict[str, Any]:
         "peakEmployees": item.peak_employees,
         "sizeCode": size_code(item.peak_employees),
         "rates": item.rates(),
-        "checks": checks(item, all_sites),
         "missingEstablishmentFields": missing_establishment_fields(site),
     }
 

@@ -14,6 +14,7 @@ from ehs_core.errors import APIError
 from ehs_core.sites.models import Site
 from ehs_core.users.models import Organization
 from ehs_plugins.osha import ita
+from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.log import active_sites, load, log_json, months_json
 from ehs_plugins.osha.models import SiteHours
 from ehs_plugins.osha.schemas import HoursEntries, LogQuery, YearQuery
@@ -27,11 +28,16 @@ def get_site(request: Request, site_id: int) -> Site:
     return site
 
 
-@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE, query=LogQuery)
+@view_config(route_name="osha.log", request_method="GET", renderer="json", permission=MANAGE, query=LogQuery,
+             summary="The 300 Log and 300A of a site and year (dates and the year on the site's clock) and "
+                     "the ITA checks of both files: {siteId, siteName, caseId, caseNumber, field, level, "
+                     "message}, caseId and caseNumber null for the establishment and 300A file.")
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))
-    return log_json(request.dbsession, site, int(query["year"]))
+    item = load(request.dbsession, request.registry, [site], int(query["year"]))[0]
+    return {**log_json(item),
+            "checks": checks(item, active_sites(request.dbsession), _company(request))}
 
 
 @view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
@@ -39,7 +45,7 @@ def osha_log(request: Request) -> dict[str, Any]:
 def get_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    return months_json(load(request.dbsession, [site], year)[0])
+    return months_json(load(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE,
@@ -69,7 +75,7 @@ def put_hours(request: Request) -> list[dict[str, Any]]:
         row.average_employees = None if average is None else Decimal(str(average))
     dbsession.flush()
     dbsession.expire_all()
-    return months_json(load(dbsession, [site], year)[0])
+    return months_json(load(dbsession, request.registry, [site], year)[0])
 
 
 def csv_response(body: str, filename: str) -> Response:
@@ -89,7 +95,7 @@ def _company(request: Request) -> str:
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
-    items = load(request.dbsession, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 
@@ -98,6 +104,6 @@ def ita_summary(request: Request) -> Response:
              media="text/csv")
 def ita_cases(request: Request) -> Response:
     year = int(request.validated_query["year"])
-    items = load(request.dbsession, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")

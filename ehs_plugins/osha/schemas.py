@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
 import colander
 
-from ehs_core.schemas import Bool, Choice, Date, Int, Number, Str, drop, field, text
+from ehs_core.schemas import Bool, Choice, Date, DateTime, Int, Number, Str, drop, field, text
 from ehs_plugins.osha.recordability import MAX_DAYS, CaseType, EmploymentType, SpecialCase
 
 
@@ -27,23 +26,9 @@ class ClockTime(Str):
 
     def check(self, node: colander.SchemaNode, value: Any) -> str:
         raw = super().check(node, value)
-        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", raw):
+        if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", raw):
             raise colander.Invalid(node, "Must be a time written HH:MM (24-hour)")
         return raw
-
-
-class Instant(Str):
-    openapi = {"format": "date-time"}
-
-    def check(self, node: colander.SchemaNode, value: Any) -> dt.datetime:
-        raw = super().check(node, value)
-        try:
-            moment = dt.datetime.fromisoformat(raw)
-        except ValueError:
-            raise colander.Invalid(node, "Must be an ISO 8601 date and time with a UTC offset") from None
-        if moment.tzinfo is None:
-            raise colander.Invalid(node, "Must include a UTC offset")
-        return moment
 
 
 DAYS = colander.Range(min=0, max=MAX_DAYS)
@@ -54,7 +39,7 @@ CASE_FIELDS: dict[str, tuple[str, colander.SchemaType, Any]] = {
     "workRelated": ("work_related", Bool(nullable=True), None),
     "newCase": ("new_case", Bool(nullable=True), None),
     "died": ("died", Bool(), None),
-    "dateOfDeath": ("date_of_death", Date(nullable=True), None),
+    "dateOfDeath": ("date_of_death", Date(nullable=True, not_future=True), None),
     "daysAwayFromWork": ("days_away_from_work", Bool(), None),
     "daysAway": ("days_away", Int(), DAYS),
     "restrictedOrTransfer": ("restricted_or_transfer", Bool(), None),
@@ -68,19 +53,19 @@ CASE_FIELDS: dict[str, tuple[str, colander.SchemaType, Any]] = {
     "inpatientHospitalization": ("inpatient_hospitalization", Bool(), None),
     "amputation": ("amputation", Bool(), None),
     "lossOfEye": ("loss_of_eye", Bool(), None),
-    "reportedToOshaAt": ("reported_to_osha_at", Instant(nullable=True), None),
-    "jobTitle": ("job_title", Str(nullable=True), colander.Length(max=100)),
-    "natureOfInjury": ("nature_of_injury", Str(nullable=True), colander.Length(max=2000)),
-    "bodyPart": ("body_part", Str(nullable=True), colander.Length(max=200)),
-    "objectSubstance": ("object_substance", Str(nullable=True), colander.Length(max=2000)),
-    "activityBefore": ("activity_before", Str(nullable=True), colander.Length(max=2000)),
-    "whatHappened": ("what_happened", Str(nullable=True), colander.Length(max=5000)),
-    "dateOfBirth": ("date_of_birth", Date(nullable=True), None),
+    "reportedToOshaAt": ("reported_to_osha_at", DateTime(nullable=True), None),
+    "jobTitle": ("job_title", Str(nullable=True, max_length=100), colander.Length(max=100)),
+    "natureOfInjury": ("nature_of_injury", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
+    "bodyPart": ("body_part", Str(nullable=True, max_length=200), colander.Length(max=200)),
+    "objectSubstance": ("object_substance", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
+    "activityBefore": ("activity_before", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
+    "whatHappened": ("what_happened", Str(nullable=True, max_length=5000), colander.Length(max=5000)),
+    "dateOfBirth": ("date_of_birth", Date(nullable=True, not_future=True), None),
     "dateOfHire": ("date_of_hire", Date(nullable=True), None),
     "sex": ("sex", Sex(nullable=True), None),
-    "employeeAddress": ("employee_address", Str(nullable=True), colander.Length(max=500)),
-    "physicianName": ("physician_name", Str(nullable=True), colander.Length(max=200)),
-    "treatmentFacility": ("treatment_facility", Str(nullable=True), colander.Length(max=500)),
+    "employeeAddress": ("employee_address", Str(nullable=True, max_length=500), colander.Length(max=500)),
+    "physicianName": ("physician_name", Str(nullable=True, max_length=200), colander.Length(max=200)),
+    "treatmentFacility": ("treatment_facility", Str(nullable=True, max_length=500), colander.Length(max=500)),
     "treatedInEmergencyRoom": ("treated_in_emergency_room", Bool(nullable=True), None),
     "timeStartedWork": ("time_started_work", ClockTime(nullable=True), None),
 }
@@ -92,6 +77,9 @@ def case_schema(create: bool) -> colander.SchemaNode:
     for name, (_, typ, validator) in CASE_FIELDS.items():
         kw = {"validator": validator} if validator is not None else {}
         schema.add(field(typ, missing=drop, name=name, **kw))
+    schema.changed_elsewhere = {
+        name: f"{name} is worked out from the answers (29 CFR 1904.7) and cannot be set"
+        for name in ("recordable", "outcome", "severeReport", "missingFields")}
     return schema
 
 
@@ -115,8 +103,8 @@ class HoursEntries(colander.SequenceSchema):
 
 
 class YearQuery(colander.MappingSchema):
-    year = field(Str(), validator=colander.Regex(r"^(19|20)\d\d$", "Must be a year such as 2026"))
+    year = field(Str(), validator=colander.Regex(r"^(19|20)[0-9]{2}$", "Must be a year such as 2026"))
 
 
 class LogQuery(YearQuery):
-    siteId = field(Str(), validator=colander.Regex(r"^\d{1,9}$", "Must be a site id"))
+    siteId = field(Str(), validator=colander.Regex(r"^[0-9]{1,9}$", "Must be a site id"))

@@ -1,4 +1,5 @@
-"""Injury and illness cases; every endpoint needs safety_manager."""
+"""The JSON face of injury and illness cases (the operations live in
+`services`); every endpoint needs safety_manager."""
 
 from __future__ import annotations
 
@@ -10,18 +11,21 @@ from pyramid.request import Request
 from pyramid.view import view_config
 from sqlalchemy import func, select
 
-from ehs_core.db import utcnow
-from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
-from ehs_core.mail import send_mail
 from ehs_core.security import Role, role_principal
-from ehs_core.users.models import User
-from ehs_plugins.osha.cases import case_json, case_number, incident_zone, recalculate, severe_report
+from ehs_plugins.osha import services
+from ehs_plugins.osha.cases import case_json, case_number
 from ehs_plugins.osha.models import InjuryCase
-from ehs_plugins.osha.recordability import MAX_DAYS
-from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
+from ehs_plugins.osha.schemas import case_create_schema, case_update_schema
 
 MANAGE = "osha.manage"
+# What a case answer holds beyond the fields sent (for the OpenAPI document).
+CASE_ANSWER = (
+    "A case answer adds to its fields: recordable, outcome, caseType and privacyCase as computed; "
+    "severeReport ({withinHours, reasons, dueBy, enteredAt, pastDueWhenEntered}, times on the "
+    "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
+    "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
+    "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
 
 
 class OshaRoot:
@@ -31,104 +35,34 @@ class OshaRoot:
         self.request = request
 
 
-def load_incident(request: Request, lock: bool = False) -> Incident:
-    query = select(Incident).where(
-        Incident.organization_id == request.identity.user.organization_id,
-        Incident.number == int(request.matchdict["number"]))
-    if lock:
-        query = query.with_for_update()
-    incident = request.dbsession.execute(query).scalar()
-    if incident is None:
-        raise APIError(404, "Not found")
-    return incident
-
-
-def load_case(request: Request) -> tuple[InjuryCase, Incident]:
-    case = request.dbsession.get(InjuryCase, int(request.matchdict["id"]))
-    if case is None:
-        raise APIError(404, "Not found")
-    incident = request.dbsession.get(Incident, case.incident_id)
-    if incident is None or incident.organization_id != request.identity.user.organization_id:
-        raise APIError(404, "Not found")
-    return case, incident
-
-
-def apply_answers(case: InjuryCase, data: dict[str, Any]) -> None:
-    if "name" in data:
-        case.name = data["name"]
-    for name, (column, _, _) in CASE_FIELDS.items():
-        if name in data:
-            setattr(case, column, data[name])
-    if (case.days_away or 0) + (case.days_restricted or 0) > MAX_DAYS:
-        # 29 CFR 1904.7(b)(3)(vii)
-        raise APIError(400, "Invalid request", [
-            {"path": "daysAway", "message": f"Days away plus days restricted must not exceed {MAX_DAYS}"}])
-    if case.date_of_death is not None and not case.died:
-        raise APIError(400, "Invalid request", [{"path": "dateOfDeath", "message": "Only for a death"}])
-    recalculate(case)
-    case.updated_at = utcnow()
-
-
-def notify_if_newly_severe(request: Request, case: InjuryCase, incident: Incident) -> None:
-    """Tell safety managers and admins once that a direct report is owed."""
-    report = severe_report(case, incident)
-    if report is None or case.severe_notice_sent_at is not None:
-        return
-    case.severe_notice_sent_at = utcnow()
-    recipients = request.dbsession.execute(select(User.email).where(
-        User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
-    for email in recipients:
-        send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
-                  number=incident.number, hours=report["withinHours"],
-                  reasons=", ".join(report["reasons"]), due=report["dueBy"])
-
-
-@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE)
+@view_config(route_name="osha.incident_cases", request_method="GET", renderer="json", permission=MANAGE,
+             summary="The incident's cases. " + CASE_ANSWER)
 def list_cases(request: Request) -> list[dict[str, Any]]:
-    incident = load_incident(request)
-    cases = request.dbsession.execute(select(InjuryCase).where(
-        InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars()
-    return [case_json(case, incident) for case in cases]
+    incident = services.load_incident(request, int(request.matchdict["number"]))
+    zone = services.zone_of(request, incident)
+    return [case_json(case, incident, zone) for case in services.list_cases(request, incident)]
 
 
 @view_config(route_name="osha.incident_cases", request_method="POST", renderer="json", permission=MANAGE,
-             body=case_create_schema, responses=(201,))
+             body=case_create_schema, responses=(201,), summary="Add a case. " + CASE_ANSWER)
 def create_case(request: Request) -> dict[str, Any]:
-    data = request.validated
-    incident = load_incident(request, lock=True)  # serialises case numbering per incident
-    last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
-        InjuryCase.incident_id == incident.id)).scalar()
-    case = InjuryCase(incident_id=incident.id, sequence=(last or 0) + 1, created_at=utcnow(),
-                      employment_type="employee", died=False, days_away_from_work=False, days_away=0,
-                      restricted_or_transfer=False, days_restricted=0, medical_treatment=False,
-                      loss_of_consciousness=False, significant_diagnosis=False, special_case="none",
-                      privacy_case=False, inpatient_hospitalization=False, amputation=False,
-                      loss_of_eye=False)
-    if "caseType" not in data and incident.type in ("injury", "illness"):
-        data["caseType"] = "injury" if incident.type == "injury" else "other_illness"
-    apply_answers(case, data)
-    request.dbsession.add(case)
-    request.dbsession.flush()
-    notify_if_newly_severe(request, case, incident)
+    case, incident = services.create_case(request, int(request.matchdict["number"]), request.validated)
     request.response.status = 201
-    return case_json(case, incident)
+    return case_json(case, incident, services.zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="PATCH", renderer="json", permission=MANAGE,
-             body=case_update_schema)
+             body=case_update_schema, summary="Change a case; the decision is recalculated. " + CASE_ANSWER)
 def update_case(request: Request) -> dict[str, Any]:
-    data = request.validated
-    case, incident = load_case(request)
-    apply_answers(case, data)
-    notify_if_newly_severe(request, case, incident)
-    return case_json(case, incident)
+    case, incident = services.load_case(request, int(request.matchdict["id"]))
+    services.update_case(request, case, incident, request.validated)
+    return case_json(case, incident, services.zone_of(request, incident))
 
 
 @view_config(route_name="osha.case", request_method="DELETE", permission=MANAGE,
              responses=(204,))
 def delete_case(request: Request) -> HTTPNoContent:
-    case, _ = load_case(request)
-    request.dbsession.delete(case)
+    services.delete_case(request, *services.load_case(request, int(request.matchdict["id"])))
     return HTTPNoContent()
 
 
@@ -139,8 +73,8 @@ def _date(value: Any) -> str | None:
 @view_config(route_name="osha.case_301", request_method="GET", renderer="json", permission=MANAGE)
 def form_301(request: Request) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report)."""
-    case, incident = load_case(request)
-    occurred = incident.occurred_at.astimezone(incident_zone(incident))
+    case, incident = services.load_case(request, int(request.matchdict["id"]))
+    occurred = incident.occurred_at.astimezone(services.zone_of(request, incident))
     return {
         "caseNumber": case_number(incident, case),
         "employee": {"name": case.name, "address": case.employee_address,

@@ -133,3 +133,47 @@ def test_an_unknown_plugin_stops_the_command_naming_it(ini):
     assert done.returncode != 0
     assert "no_such_plugin" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_storage_move_copies_every_attachment_into_the_database_and_back(migrated, ini, workdir):
+    subprocess.run([str(EHS), "seed", str(ini), "--incidents", "2", "--sites", "1"], check=True,
+                   capture_output=True, env=clean_environ(), cwd=workdir, timeout=120)
+    photo = os.urandom(3 * 1024 * 1024 + 7)  # several chunks
+    (workdir / "uploads").mkdir(exist_ok=True)
+    (workdir / "uploads" / ("a" * 32)).write_bytes(photo)
+    engine = sa.create_engine(f"sqlite:///{workdir / 'ehs.sqlite'}")
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(
+                "INSERT INTO attachments"
+                " (incident_id, filename, storage_name, content_type, size, created_at)"
+                " SELECT min(id), 'photo.jpg', :name, 'image/jpeg', :size, CURRENT_TIMESTAMP FROM incidents"),
+                {"name": "a" * 32, "size": len(photo)})
+
+        to_database = subprocess.run([str(EHS), "storage-move", str(ini), "--to", "database"],
+                                     capture_output=True, text=True, env=clean_environ(), cwd=workdir,
+                                     timeout=120)
+        assert to_database.returncode == 0, to_database.stderr
+        assert "copied\t1" in to_database.stdout
+        assert "EHS_STORAGE=database" in to_database.stdout
+        with engine.connect() as conn:
+            chunks = conn.execute(sa.text("SELECT data FROM attachment_chunks WHERE storage_name = :name"
+                                          " ORDER BY seq"), {"name": "a" * 32}).scalars().all()
+        assert len(chunks) == 4 and b"".join(chunks) == photo
+
+        back = subprocess.run([str(EHS), "storage-move", str(ini), "--to", "local", "--upload-dir",
+                               str(workdir / "moved"), "--delete-source"], capture_output=True, text=True,
+                              env=clean_environ(EHS_STORAGE="database"), cwd=workdir, timeout=120)
+        assert back.returncode == 0, back.stderr
+        assert (workdir / "moved" / ("a" * 32)).read_bytes() == photo
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM attachment_chunks")).scalar() == 0
+    finally:
+        engine.dispose()
+
+
+def test_storage_move_refuses_an_unknown_store_by_name(ini):
+    result = subprocess.run([str(EHS), "storage-move", str(ini), "--to", "ftp://files"],
+                            capture_output=True, text=True, env=clean_environ(), timeout=120)
+    assert result.returncode == 2
+    assert "--to 'ftp://files'" in result.stderr

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from ehs_core.auth import views as auth_views
-from ehs_core.testing import PASSWORD
+from ehs_core.testing import PASSWORD, PUBLIC_URL
 
 
 def test_unknown_api_route_is_a_json_404(client):
@@ -87,3 +87,82 @@ def test_a_failed_request_changes_nothing(client, monkeypatch):
                                     "email": "ada@acme.test", "password": PASSWORD}, status=500)
     monkeypatch.undo()
     assert client.get("/api/setup").json == {"needsSetup": True}
+
+
+# --- bad input is a 4xx, never a 500 (ehs_core.schemas.parse_json, ehs_core.intake) ---
+
+
+def test_json_nested_very_deep_is_a_400_not_a_recursion_error(client):
+    body = b"[" * 100_000 + b"]" * 100_000
+    response = client.post("/api/auth/login", body, content_type="application/json", status=400)
+    assert "Nested too deeply" in response.json["issues"][0]["message"]
+    response = client.post_json("/api/auth/login", {"email": {"a": {"b": {"c": {"d": {"e": {
+        "f": {"g": {"h": {}}}}}}}}}, "password": "x"}, status=400)
+    assert response.json["issues"][0]["path"].startswith("email.a.b")
+
+
+def test_a_lone_surrogate_in_any_string_is_a_400(admin):
+    body = b'{"name": "Plant \\ud800 North"}'
+    response = admin.post("/api/sites", body, content_type="application/json", status=400)
+    assert response.json["issues"] == [
+        {"path": "name", "message": "Must be valid Unicode text (no lone surrogate characters)"}]
+    assert admin.get("/api/sites").json == []
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'{"name": NaN}', "Malformed JSON"),
+    (b'{"name": Infinity}', "Malformed JSON"),
+    (b'{"name": ' + b"9" * 5000 + b"}", "A number has too many digits"),
+])
+def test_numbers_json_does_not_have_are_a_400(admin, body, message):
+    response = admin.post("/api/sites", body, content_type="application/json", status=400)
+    assert response.json["issues"][0]["message"] == message
+
+
+class Unreadable:
+    """A request body that fails the test if anything reads it."""
+
+    def read(self, *args):
+        raise AssertionError("the body was read")
+
+    readline = read
+
+
+def test_a_body_over_the_limit_is_refused_with_413_before_it_is_read(client, registry):
+    from webob import Request
+
+    limit = registry.settings["ehs.max_json_kb"] * 1024
+    for path in ("/api/auth/login", "/api/setup", "/api/incidents"):
+        request = Request.blank(path, method="POST", headers={"Origin": PUBLIC_URL})
+        request.environ.update({"CONTENT_TYPE": "application/json",
+                                "CONTENT_LENGTH": str(150 * 1024 * 1024), "wsgi.input": Unreadable()})
+        response = request.get_response(registry["wsgi_app"])
+        assert response.status_int == 413
+        assert response.json == {"error": "The body is too large (at most 1 MiB)"}
+    # the JSON limit is far below the upload limit, which multipart bodies get
+    assert limit < registry.settings["ehs.max_upload_mb"] * 1024 * 1024 / 4
+
+
+def test_a_body_just_over_the_json_limit_is_413(client, registry):
+    limit = registry.settings["ehs.max_json_kb"] * 1024
+    body = b'{"email": "' + b"a" * limit + b'"}'
+    client.post("/api/auth/login", body, content_type="application/json", status=413)
+
+
+@pytest.mark.parametrize("query", ["q=%FF", "q=%ED%A0%80", "page=%C0%AF"])
+def test_a_query_string_that_is_not_utf8_is_a_400(admin, query):
+    response = admin.get(f"/api/incidents?{query}", status=400)
+    assert response.json["issues"] == [{"path": "", "message": "The query string must be UTF-8 text"}]
+
+
+def test_a_parameter_that_is_not_a_list_filter_must_be_given_once(admin):
+    response = admin.get("/api/incidents?page=1&page=2", status=400)
+    assert response.json["issues"] == [{"path": "page", "message": "Give this parameter once"}]
+
+
+def test_colanders_wording_does_not_reach_the_user(admin):
+    response = admin.post_json("/api/views", {"page": "incidents", "name": "Mine",
+                                              "filters": "type=injury"}, status=400)
+    assert response.json["issues"] == [{"path": "filters", "message": "Must be a JSON object"}]
+    response = admin.post_json("/api/sites", {"name": "x" * 201}, status=400)
+    assert response.json["issues"] == [{"path": "name", "message": "Must be at most 200 characters long"}]

@@ -13,18 +13,22 @@ def test_health_is_plain_for_everyone_but_admins(client, make_user, admin):
     assert detail["jobs"]["ok"] is True and detail["jobs"]["backend"] == "in-process"
 
 
-def test_readiness_reports_each_dependency(client):
-    body = client.get("/api/health/ready").json
+def test_readiness_shows_each_dependency_to_admins_only(client, make_user, admin):
+    assert client.get("/api/health/ready").json == {"ok": True}
+    assert make_user("safety_manager").get("/api/health/ready").json == {"ok": True}
+    body = admin.get("/api/health/ready").json
     assert body["ok"] is True
     assert set(body["detail"]) == {"database", "jobs"}
 
 
-def test_readiness_fails_when_the_job_queue_is_unreachable(client, registry, monkeypatch):
+def test_readiness_fails_when_the_job_queue_is_unreachable(client, admin, registry, monkeypatch):
     def broken() -> int:
         raise ConnectionError("redis down")
 
     monkeypatch.setattr(registry["huey"], "pending_count", broken)
-    response = client.get("/api/health/ready", status=503)
+    # a probe learns that something is down, not what or why
+    assert client.get("/api/health/ready", status=503).json == {"ok": False}
+    response = admin.get("/api/health/ready", status=503)
     assert response.json["detail"]["jobs"] == {"ok": False, "backend": "in-process",
                                                "error": "ConnectionError"}
     assert client.get("/api/health").json == {"ok": True}  # liveness is unaffected

@@ -36,15 +36,6 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=[
 ])]
 
 
-@pytest.fixture
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("EHS_") and not name.startswith("EHS_TEST_"):
-            monkeypatch.delenv(name)
-    monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
-    monkeypatch.delenv("TZ", raising=False)
-
-
 @pytest.fixture(params=BACKENDS)
 def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The URL of a database created for this test and holding nothing."""

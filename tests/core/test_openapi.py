@@ -67,3 +67,33 @@ def test_the_document_follows_the_enabled_plugins(app_settings, plugins, present
     doc = webtest.TestApp(config.make_wsgi_app()).get("/api/openapi.json").json
     assert present in doc["paths"]
     assert absent not in doc["paths"]
+
+
+def test_the_document_states_what_the_server_checks(client):
+    doc = client.get("/api/openapi.json").json
+    setup = doc["paths"]["/api/setup"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert setup["properties"]["password"]["minLength"] == 10
+    assert setup["properties"]["password"]["maxLength"] == 1024
+    assert setup["additionalProperties"] is False  # unknown fields are refused
+    incident = doc["paths"]["/api/incidents"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert incident["properties"]["title"]["maxLength"] == 200
+    assert "not in the future" in incident["properties"]["occurredAt"]["description"]
+    action = doc["paths"]["/api/incidents/{number}/actions"]["post"]["requestBody"]["content"]
+    due = action["application/json"]["schema"]["properties"]["dueDate"]
+    assert due["format"] == "date" and due["pattern"].startswith("^(19")
+    query = {p["name"]: p for p in doc["paths"]["/api/incidents"]["get"]["parameters"]}
+    assert query["type"]["schema"]["type"] == "array"  # ?type=injury&type=illness
+    assert "Repeat" in query["type"]["schema"]["description"]
+
+
+def test_the_investigation_put_declares_both_answers_it_gives(client):
+    doc = client.get("/api/openapi.json").json
+    assert {"200", "201"} <= set(doc["paths"]["/api/incidents/{number}/investigation"]["put"]["responses"])
+
+
+def test_an_undeclared_method_answers_405_with_allow(admin):
+    response = admin.delete("/api/incidents", status=405)
+    assert response.json == {"error": "DELETE is not allowed here"}
+    assert response.headers["Allow"] == "GET, HEAD, POST"
+    response = admin.post_json("/api/incidents/1/investigation", {}, status=405)
+    assert response.headers["Allow"] == "PUT"

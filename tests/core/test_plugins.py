@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,21 +27,12 @@ from ehs_core.config import configure
 from ehs_core.migrations import upgrade
 from ehs_core.plugins import GROUP, discover
 from ehs_core.settings import SettingsError
-from ehs_core.testing import Client, base_settings
+from ehs_core.testing import PASSWORD, Client, base_settings, file_report, new_site
 from tests.core import example_plugin
 
 BUILT_IN = ("osha", "kiosk", "analytics")
 CORE_SOURCE = Path(ehs_core.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("EHS_") and not name.startswith("EHS_TEST_"):
-            monkeypatch.delenv(name)
-    monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
-    monkeypatch.delenv("TZ", raising=False)
 
 
 @pytest.fixture
@@ -128,6 +120,73 @@ def test_no_module_of_the_core_imports_the_plugins():
     assert len(modules) > 20  # the walk really saw the core
     offenders = {str(path.relative_to(CORE_SOURCE.parent)): refs
                  for path in modules if (refs := plugin_references(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
+PLUGINS_SOURCE = ROOT / "ehs_plugins"
+
+
+def imported_modules(source: str, module: str) -> list[str]:
+    """Every module `source` (the module named `module`) imports, absolute,
+    including `from x import y` as both x and x.y (y may be a module)."""
+    package = module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            found.append(base)
+            found += [f"{base}.{alias.name}" for alias in node.names]
+    return found
+
+
+def wrong_way_imports(source: str, module: str) -> list[str]:
+    """What a plugin module must not import: a core `views` module (the
+    operations are published in service modules) or another plugin."""
+    own = ".".join(module.split(".")[:2])
+    offences = []
+    for name in imported_modules(source, module):
+        parts = name.split(".")
+        if parts[0] == "ehs_core" and "views" in parts[1:]:
+            offences.append(name)
+        elif parts[0] == "ehs_plugins" and len(parts) > 1 and ".".join(parts[:2]) != own:
+            offences.append(name)
+    return offences
+
+
+def test_the_plugin_import_check_recognises_core_views_and_other_plugins():
+    source = textwrap.dedent("""
+        from ehs_core.incidents.views import file_incident
+        from ehs_core.attachments import views
+        import ehs_core.users.views as user_views
+        from ehs_plugins.osha.models import InjuryCase
+        from ehs_plugins import kiosk
+        from ..osha import cases
+        from ehs_core.incidents.filing import file_incident
+        from ehs_plugins.analytics import stats
+        from . import figures
+    """)
+    found = wrong_way_imports(source, "ehs_plugins.analytics.stats")
+    assert sorted(set(found)) == sorted({
+        "ehs_core.incidents.views", "ehs_core.incidents.views.file_incident",
+        "ehs_core.attachments.views", "ehs_core.users.views", "ehs_plugins.osha.models",
+        "ehs_plugins.osha.models.InjuryCase", "ehs_plugins.kiosk", "ehs_plugins.osha",
+        "ehs_plugins.osha.cases"})
+
+
+def test_no_plugin_imports_a_core_views_module_or_another_plugin():
+    modules = sorted(PLUGINS_SOURCE.rglob("*.py"))
+    assert len(modules) > 20  # the walk really saw the plugins
+    offenders = {}
+    for path in modules:
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if refs := wrong_way_imports(path.read_text(encoding="utf-8"), module):
+            offenders[str(path.relative_to(ROOT))] = refs
     assert offenders == {}
 
 
@@ -300,3 +359,74 @@ def test_enabling_a_plugin_later_migrates_just_that_plugin(build, tmp_path):
     assert "alembic_version_kiosk" in table_names(second)
     with second.registry["db.engine"].connect() as conn:
         assert conn.execute(sa.text("SELECT name FROM organizations")).scalars().all() == ["Acme"]
+
+
+# --- the example plugin uses every kind of extension point ------------------------------------
+
+
+@pytest.fixture
+def example_app(external_plugin: Path, build: Callable[..., Any]) -> Callable[..., Client]:
+    """An application with the example plugin enabled, on its own database,
+    with a signed-in admin and one site."""
+
+    def make() -> Client:
+        config = build("example")
+        app = Client(config.make_wsgi_app())
+        app.post_json("/api/setup", {"organizationName": "Acme Works", "name": "Ada Admin",
+                                     "email": "admin@acme.test", "password": PASSWORD}, status=201)
+        app.site = new_site(app)["id"]
+        app.registry = config.registry
+        return app
+
+    return make
+
+
+def test_the_example_plugin_tags_new_reports_shows_the_tag_and_filters_by_it(example_app):
+    app = example_app()
+    assert "example_tags" in table_names(SimpleNamespace(registry=app.registry))  # its own migrations
+    created = file_report(app, app.site).json
+    assert created["exampleTag"] == "new"  # listener on IncidentCreated, shown by its section
+    other = file_report(app, app.site, title="Loose cable").json["number"]
+    app.put_json(f"/api/example/incidents/{other}/tag", {"tag": "electrical"}, status=200)
+    listed = app.get("/api/incidents?exampleTag=new").json
+    assert [item["number"] for item in listed["items"]] == [created["number"]]
+    assert app.get(f"/api/incidents/{other}").json["exampleTag"] == "electrical"
+    doc = app.get("/api/openapi.json").json
+    assert "exampleTag" in {p["name"] for p in doc["paths"]["/api/incidents"]["get"]["parameters"]}
+
+
+def test_the_example_plugins_guard_holds_closing_until_the_tag_its_setting_names(example_app, monkeypatch):
+    monkeypatch.setenv("EHS_EXAMPLE_CLOSING_TAG", "approved")
+    app = example_app()
+    assert app.registry.settings["example.closing_tag"] == "approved"
+    number = file_report(app, app.site).json["number"]
+    app.post_json(f"/api/incidents/{number}/transitions", {"to": "triage"}, status=200)
+    blocked = {t["to"]: t["blockedReason"] for t in app.get(f"/api/incidents/{number}").json["transitions"]}
+    assert blocked["closed"] == "Tag the incident 'approved' first"
+    refused = app.post_json(f"/api/incidents/{number}/transitions", {"to": "closed"}, status=409).json
+    assert refused == {"error": "Tag the incident 'approved' first"}
+    app.put_json(f"/api/example/incidents/{number}/tag", {"tag": "approved"}, status=200)
+    closed = app.post_json(f"/api/incidents/{number}/transitions", {"to": "closed"}, status=200).json
+    assert closed["status"] == "closed"
+
+
+def test_a_bad_example_setting_stops_start_up_naming_it(external_plugin, build, monkeypatch):
+    monkeypatch.setenv("EHS_EXAMPLE_CLOSING_TAG", "   ")
+    with pytest.raises(SettingsError, match="EHS_EXAMPLE_CLOSING_TAG"):
+        build("example", migrate=False)
+
+
+def takes_core_name(config: Any) -> None:
+    config.add_setting("ehs.public_url", "EHS_OTHER", str, "x")
+
+
+def takes_foreign_variable(config: Any) -> None:
+    config.add_setting("other.thing", "HOME", str, "x")
+
+
+def test_a_plugin_setting_must_not_take_a_core_name_or_a_foreign_variable(build, monkeypatch):
+    with_extra_plugins(monkeypatch, core_name=takes_core_name, foreign=takes_foreign_variable)
+    with pytest.raises(ConfigurationError, match="belongs to the core"):
+        build("core_name", migrate=False)
+    with pytest.raises(ConfigurationError, match="must start with EHS_"):
+        build("foreign", migrate=False)

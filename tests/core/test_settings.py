@@ -218,3 +218,32 @@ def test_the_wsgi_app_refuses_to_start_with_an_unknown_plugin(clean_environ, goo
         ehs_core.main({}, **dict(good_settings, **{"ehs.plugins": "osha no_such_plugin"}))
     assert "no_such_plugin" in str(caught.value.code)
     assert "ehs.plugins" in str(caught.value.code)
+
+
+# --- attachment storage ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("", "local"),
+    ("local", "local"),
+    (" database ", "database"),
+    ("s3://ehs-files", "s3://ehs-files"),
+    ("s3://ehs-files/acme/attachments/", "s3://ehs-files/acme/attachments"),
+])
+def test_storage_names_a_local_folder_the_database_or_an_s3_bucket(raw, expected):
+    assert load({"ehs.storage": raw}, environ={})["ehs.storage"] == expected
+    assert load({}, environ={"EHS_STORAGE": raw})["ehs.storage"] == expected
+
+
+@pytest.mark.parametrize("value", ["disk", "postgres", "ftp://files", "s3://", "s3://Bad_Bucket",
+                                   "s3://ehs-files?region=eu"])
+def test_an_unknown_storage_stops_start_up_naming_the_setting(value):
+    with pytest.raises(SettingsError, match=r"EHS_STORAGE \(environment\)"):
+        load({}, environ={"EHS_STORAGE": value})
+
+def test_the_json_body_limit_comes_from_ehs_max_json_kb():
+    assert load({}, {})["ehs.max_json_kb"] == 1024
+    assert load({"ehs.max_json_kb": "64"}, {})["ehs.max_json_kb"] == 64
+    assert load({"ehs.max_json_kb": "64"}, {"EHS_MAX_JSON_KB": "16"})["ehs.max_json_kb"] == 16
+    with pytest.raises(SettingsError, match="EHS_MAX_JSON_KB"):
+        load({}, {"EHS_MAX_JSON_KB": "0"})

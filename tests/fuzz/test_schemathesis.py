@@ -1,11 +1,15 @@
 """Fuzz every operation of the published API description with schemathesis,
-signed in as an admin and as a reporter: no 5xx, and every response conforms
-to the document (status codes, content types, schemas, headers).
+signed in as an admin and as a reporter, with valid and with invalid data
+(negative mode): no 5xx, every response conforms to the document (status
+codes, content types, schemas, headers), invalid data is refused, undeclared
+methods answer 405 with Allow, and no operation that needs a session answers
+without one (the session is schemathesis' own auth, so its `ignored_auth`
+check drops it and sends a forged one).
 
-Bounded by EHS_FUZZ_EXAMPLES (examples per operation, default 8) so CI stays
-fast. Valid-looking data may still be refused by business rules (a site id
-that does not exist, a date in the future), so "positive data acceptance" is
-not asserted; every other default check is.
+Bounded by EHS_FUZZ_EXAMPLES (examples per operation and mode, default 8) so
+CI stays fast. Valid-looking data may still be refused by business rules (a
+site id that does not exist, an area of another site, the last admin), so
+"positive data acceptance" is not asserted; every other default check is.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import os
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from ehs_core.auth.models import UserSession
@@ -25,8 +31,7 @@ EXAMPLES = int(os.environ.get("EHS_FUZZ_EXAMPLES", "8"))
 
 
 def session_minter(dbsession, user_id: int):
-    """A fresh session for every example: examples log out, change passwords
-    and deactivate users, which would end a shared session."""
+    """Sessions of one user, one per call."""
 
     def mint() -> dict[str, str]:
         token = new_secret()
@@ -62,24 +67,42 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database
 
 
 def fuzz(registry, mint) -> list[str]:
-    """Run every operation; return one line per failing operation."""
+    """Run every operation in both modes; return one line per failing operation."""
     api = schemathesis.openapi.from_wsgi("/api/openapi.json", registry["wsgi_app"])
+
+    class Session:
+        """A fresh session per example (examples log out, change passwords
+        and deactivate users, which would end a shared one)."""
+
+        def get(self, case, ctx):
+            return mint()["service_session"]
+
+        def set(self, case, data, ctx):
+            case.cookies = dict(case.cookies or {}) | {"service_session": data}
+
+    api.auth(refresh_interval=None)(Session)
+    # Negative examples get the body and parameters wrong, not the session
+    # (ignored_auth drops and forges that one).
+    api.config.generation.update(with_security_parameters=False)
     failures = []
     operations = [result.ok() for result in api.get_all_operations()]
     assert len(operations) > 50
     for operation in operations:
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
-        @given(case=operation.as_strategy())
-        @FUZZ
-        def run(case):
-            case.cookies = dict(case.cookies or {}) | mint()
-            case.call_and_validate(headers={"Origin": PUBLIC_URL},
-                                              excluded_checks=[positive_data_acceptance])
+            @given(case=operation.as_strategy(generation_mode=mode))
+            @FUZZ
+            def run(case):
+                case.call_and_validate(headers={"Origin": PUBLIC_URL},
+                                       excluded_checks=[positive_data_acceptance])
 
-        try:
-            run()
-        except Exception as exc:  # collect them all, then fail once with the list
-            failures.append(f"{operation.label}: {str(exc).strip().splitlines()[0][:300]}")
+            try:
+                run()
+            except Unsatisfiable:
+                assert mode is GenerationMode.NEGATIVE  # nothing to get wrong: no body, no parameters
+            except Exception as exc:  # collect them all, then fail once with the list
+                failures.append(f"{operation.label} ({mode.value}): "
+                                f"{str(exc).strip().splitlines()[0][:300]}")
     return failures
 
 

@@ -485,3 +485,13 @@ def test_refused_action_changes_leave_no_trace(admin, make_user, site):
     set_action(assignee, action["id"], expect=403, title="Nope")
     set_action(assignee, action["id"], expect=403, status="verified")
     assert entries(admin, number, "action.updated") == []
+
+
+@pytest.mark.parametrize("due", ["0001-01-01", "1969-12-31", "3000-01-01"])
+def test_an_action_due_outside_the_service_era_is_refused(admin, due):
+    site = new_site(admin)
+    incident = report(admin, site)
+    response = admin.post_json(f"/api/incidents/{incident['number']}/actions",
+                               {"title": "Fix", "dueDate": due}, status=400)
+    assert [issue["path"] for issue in response.json["issues"]] == ["dueDate"]
+    assert detail(admin, incident["number"])["actions"] == []

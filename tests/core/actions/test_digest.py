@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from ehs_core import cli
+from ehs_core.actions import digest as digest_module
 from ehs_core.actions.digest import daily_schedule, send_digests
 from tests.core.workflow.support import add_action, body_of, detail, new_site, report, set_action
 
@@ -166,10 +167,55 @@ def test_the_schedule_follows_daylight_saving_time():
     assert fires(registry, summer.replace(hour=11), summer.replace(hour=12)) == [True, False]
 
 
-def test_the_digest_is_a_periodic_job_and_a_command(registry, capsys):
-    assert registry["digest_runner"] is send_digests
+def test_the_digest_is_a_periodic_job_and_a_command(registry, capsys, monkeypatch):
     assert "actions.digest" in registry["jobs"]
+    ran = []
+    monkeypatch.setattr(cli, "_bootstrap", lambda config: registry)
+    monkeypatch.setattr(digest_module, "send_digests", lambda reg, *deliver: ran.append(reg) or 3)
+    assert cli.main(["digest", "production.ini"]) == 0
+    assert ran == [registry]
+    assert "3 digest(s) sent" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["digest", "--help"])
     assert exit_info.value.code == 0
     assert "config" in capsys.readouterr().out
+
+
+def test_the_digest_command_delivers_before_it_exits(admin, make_user, inbox, registry, monkeypatch, capsys):
+    """With in-process jobs nothing would deliver queued mail once the
+    command ends: what it reports as sent has reached SMTP when it returns.
+    The web process's job runner is held off, so only the command can send."""
+    site = new_site(admin)
+    alice = make_user("reporter")
+    number = report(admin, site)["number"]
+    on = dt.datetime.now(dt.UTC).date()
+    build(admin, number, alice, ALICE_LISTED[:1], on)
+    inbox.wait(1)
+    inbox.settle()
+    inbox.clear()
+    monkeypatch.setattr(cli, "_bootstrap", lambda ini: registry)
+    with registry["job_runner"].executing:
+        assert cli.main(["digest", "development.ini"]) == 0
+        assert [m["To"] for m in inbox.messages] == [alice.user["email"]]
+    assert capsys.readouterr().out.strip() == "1 digest(s) sent"
+    assert registry["huey"].pending_count() == 0
+
+
+def test_the_digest_command_says_what_was_not_delivered(admin, make_user, inbox, registry, monkeypatch,
+                                                         capsys):
+    site = new_site(admin)
+    alice, bob = make_user("reporter"), make_user("reporter")
+    number = report(admin, site)["number"]
+    on = dt.datetime.now(dt.UTC).date()
+    build(admin, number, alice, ALICE_LISTED[:1], on)
+    build(admin, number, bob, BOB_LISTED, on)
+    inbox.wait(2)
+    inbox.settle()
+    inbox.clear()
+    inbox.refused.add(bob.user["email"])
+    monkeypatch.setattr(cli, "_bootstrap", lambda ini: registry)
+    assert cli.main(["digest", "development.ini"]) == 1
+    assert capsys.readouterr().out.strip() == "1 digest(s) sent, 1 not delivered"
+    assert [m["To"] for m in inbox.messages] == [alice.user["email"]]
+    lost = admin.get("/api/health").json["detail"]["mail"]["latest"]
+    assert [entry["recipient"] for entry in lost] == [bob.user["email"]]

@@ -20,30 +20,31 @@ def png(seed: int = 0, width: int = 1, height: int = 1) -> bytes:
             + _png_chunk(b"IEND", b""))
 
 
-def _ftyp(major: bytes, compatible: list[bytes]) -> bytes:
-    body = major + b"\x00\x00\x00\x00" + b"".join(compatible)
-    return struct.pack(">I", 8 + len(body)) + b"ftyp" + body + b"\x00\x00\x00\x08free"
+def _pillow(fmt: str) -> bytes:
+    """A 2x2 photo encoded by Pillow (pillow-heif for HEIF), no metadata:
+    the upload path decodes every photo it keeps."""
+    import io
 
+    from PIL import Image
+    from pillow_heif import register_heif_opener
 
-def _webp() -> bytes:
-    frame = b"\x00" * 10
-    return (b"RIFF" + struct.pack("<I", 4 + 8 + len(frame)) + b"WEBP"
-            + b"VP8 " + struct.pack("<I", len(frame)) + frame)
+    register_heif_opener()
+    target = io.BytesIO()
+    Image.new("RGB", (2, 2), (10, 120, 30)).save(target, format=fmt)
+    return target.getvalue()
 
 
 PNG = png()
-# SOI, an APP0 JFIF segment, EOI.
-JPEG = (b"\xff\xd8\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
-        + b"\xff\xd9")
+JPEG = _pillow("JPEG")
 GIF = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff"
        b"!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
-WEBP = _webp()
+WEBP = _pillow("WEBP")
 PDF = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
        b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
 # HEIC/HEIF photos are ISO-BMFF files: an ftyp box whose brand is 'heic', or
 # only the generic 'mif1' (libheif issue 83; libmagic versions disagree).
-HEIC = _ftyp(b"heic", [b"mif1", b"heic"])
-HEIF_MIF1 = _ftyp(b"mif1", [b"mif1"])
+HEIC = _pillow("HEIF")
+HEIF_MIF1 = HEIC[:8] + b"mif1" + HEIC[12:]
 
 HTML = b"<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>"
 SVG = (b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg">'
@@ -51,3 +52,27 @@ SVG = (b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg">'
 EXE = (b"MZ\x90\x00" + b"\x00" * 56 + struct.pack("<I", 0x80) + b"\x00" * 64
        + b"PE\x00\x00" + b"\x00" * 100)
 TEXT = b"Just some plain text, not a PDF at all.\n"
+
+
+def photo_with_metadata(fmt: str, orientation: int = 1) -> bytes:
+    """A 16x8 red photo as a phone writes it: EXIF with the camera's owner
+    and a GPS position, an orientation, and (PNG) a text chunk. Built with
+    Pillow (and pillow-heif for HEIF)."""
+    import io
+
+    from PIL import Image, PngImagePlugin
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    exif = Image.Exif()
+    exif[0x013B] = "Jane Owner"  # Artist
+    exif[0x0112] = orientation
+    exif[0x8825] = {1: "N", 2: (48.0, 51.0, 29.0), 3: "E", 4: (2.0, 17.0, 40.0)}  # GPS
+    options: dict = {"format": fmt, "exif": exif}
+    if fmt == "PNG":
+        info = PngImagePlugin.PngInfo()
+        info.add_text("Author", "Jane Owner")
+        options["pnginfo"] = info
+    target = io.BytesIO()
+    Image.new("RGB", (16, 8), (200, 10, 10)).save(target, **options)
+    return target.getvalue()

@@ -9,11 +9,13 @@ Spec: Attachment, attachment endpoints, Limits; security reference items 26,
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 import webtest
+from PIL import Image
 
 import ehs_core.audit
 from ehs_core.auth.sessions import COOKIE_NAME
@@ -499,3 +501,52 @@ def test_failure_after_the_file_was_written_leaves_no_file_and_no_row(reporter, 
     assert detail_attachments(reporter, number) == []
     leftover = on_disk() - before
     assert leftover == set(), f"orphan files in the upload dir: {sorted(leftover)}"
+
+
+# --- what a photo tells about its taker --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fmt", "content_type"), [
+    ("JPEG", "image/jpeg"), ("PNG", "image/png"), ("WEBP", "image/webp"), ("HEIF", "image/heic"),
+])
+def test_gps_position_and_owner_are_removed_from_photos(reporter, number, upload_dir, fmt, content_type):
+    data = samples.photo_with_metadata(fmt)
+    assert b"Jane Owner" in data
+    created = upload(reporter, number, "IMG_0001.jpg", data, content_type).json
+    served = reporter.get(f"/api/attachments/{created['id']}").body
+    assert b"Jane Owner" not in served
+    assert any(path.read_bytes() == served for path in upload_dir.iterdir())  # what is kept on disk
+    photo = Image.open(io.BytesIO(served))
+    assert dict(photo.getexif()) == {}
+    assert photo.size == (16, 8)
+    assert photo.convert("RGB").getpixel((8, 4))[0] > 150  # still the red picture
+    assert created["size"] == len(served)
+
+
+def test_a_rotated_photo_keeps_its_orientation_once_exif_is_gone(reporter, number):
+    data = samples.photo_with_metadata("JPEG", orientation=6)  # "rotate 90 degrees to view"
+    created = upload(reporter, number, "IMG_0002.jpg", data, "image/jpeg").json
+    photo = Image.open(io.BytesIO(reporter.get(f"/api/attachments/{created['id']}").body))
+    assert photo.size == (8, 16)
+
+
+@pytest.mark.parametrize("cut", [400, 600], ids=["exif-only", "truncated-pixels"])
+def test_a_photo_with_metadata_that_cannot_be_decoded_is_refused(reporter, number, on_disk, cut):
+    data = samples.photo_with_metadata("JPEG")
+    before = on_disk()
+    response = upload(reporter, number, "cut.jpg", data[:cut], "image/jpeg", status="*")
+    assert_error(response, 415)
+    assert on_disk() == before
+
+
+def test_files_of_an_anonymous_report_keep_no_original_name(reporter, supervisor, site):
+    number = report(reporter, site, anonymous=True)
+    created = upload(supervisor, number, "Jane Doe - broken arm.png", samples.png(seed=3), "image/png").json
+    assert created["filename"] == "attachment.png"
+    assert [a["filename"] for a in detail_attachments(supervisor, number)] == ["attachment.png"]
+    timeline = supervisor.get(f"/api/incidents/{number}/timeline").json
+    assert "Jane Doe" not in str(timeline)
+    # a named report keeps the name its reporter gave
+    named = report(reporter, site)
+    assert upload(reporter, named, "dock 3.png", samples.png(seed=4), "image/png").json["filename"] == \
+        "dock 3.png"

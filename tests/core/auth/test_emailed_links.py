@@ -145,7 +145,7 @@ def test_get_of_the_magic_link_page_never_uses_the_token(bob, new_client, inbox)
         page = scanner.get(f"/auth/magic?token={token}", status=200)
         assert page.content_type == "text/html"
     # the API endpoint does not answer GET either
-    scanner.get(f"{VERIFY}?token={token}", status=404)
+    scanner.get(f"{VERIFY}?token={token}", status=405)
     scanner.get("/api/auth/me", status=401)
     new_client().post_json(VERIFY, {"token": token}, status=200)
 

@@ -6,6 +6,7 @@ import datetime as dt
 import logging
 
 from ehs_core.auth import ratelimit
+from ehs_core.auth.passwords import passwords
 from ehs_core.testing import PASSWORD
 from tests.core.auth.support import create_user, deactivate, session_cookie, travel
 
@@ -61,9 +62,9 @@ def test_unknown_email_costs_a_full_password_check(admin, client, registry, monk
     """No quick exit: an unknown address runs argon2 like a wrong password
     does, so response time does not tell which addresses have accounts."""
     create_user(admin, "bob@acme.test")
-    passwords = registry["passwords"]
-    counting = CountingHasher(passwords.hasher)
-    monkeypatch.setattr(passwords, "hasher", counting)
+    hasher = passwords(registry)
+    counting = CountingHasher(hasher.hasher)
+    monkeypatch.setattr(hasher, "hasher", counting)
     client.post_json(LOGIN, {"email": "nobody@acme.test", "password": PASSWORD}, status=401)
     assert counting.verified == 1
     client.post_json(LOGIN, {"email": "bob@acme.test", "password": "wrong password!"}, status=401)

@@ -1,9 +1,10 @@
 """Request-origin check against cross-site request forgery.
 
-Form, multipart, text/plain and body-less unsafe requests need an Origin
-equal to the public URL; JSON bodies are allowed without Origin (browsers
-send them cross-site only after a preflight the service never grants), but a
-wrong Origin is refused everywhere. A refused request has no effect.
+Form, multipart and body-less unsafe requests need an Origin equal to the
+public URL (other bodies without one are refused as not JSON, 415); JSON
+bodies are allowed without Origin (browsers send them cross-site only after a
+preflight the service never grants), but a wrong Origin is refused everywhere.
+A refused request has no effect.
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ def test_empty_body_labelled_json_still_needs_origin(bob, new_client, no_origin)
     browser.get("/api/auth/me", status=200)
 
 
+def test_empty_json_body_without_origin_to_a_json_endpoint_is_a_400(client, no_origin):
+    response = no_origin.post("/api/setup", "", content_type="application/json", status=400)
+    assert response.json["issues"] == [{"path": "", "message": "The body must be a JSON object"}]
+    assert needs_setup(client)
+
+
 def test_form_post_with_a_foreign_origin_is_refused(client):
     response = client.post("/api/setup", SETUP_BODY, headers={"Origin": EVIL}, expect_errors=True)
     assert_refused(response)
@@ -134,10 +141,10 @@ def test_json_with_a_foreign_origin_is_refused(client):
     assert needs_setup(client)
 
 
-def test_json_sent_as_text_plain_without_origin_is_refused_and_not_processed(client, no_origin):
+def test_json_sent_as_text_plain_without_origin_is_415_and_not_processed(client, no_origin):
     response = no_origin.post("/api/setup", json.dumps(SETUP_BODY), content_type="text/plain",
-                              expect_errors=True)
-    assert_refused(response)
+                              status=415)
+    assert response.json == {"error": "Send the body as application/json"}
     assert needs_setup(client)
     assert session_cookie(no_origin) is None
 

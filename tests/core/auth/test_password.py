@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from ehs_core.auth.passwords import passwords
 from ehs_core.testing import PASSWORD
 from ehs_core.users.models import User
 from tests.core.auth.support import create_user, session_cookie, with_cookie
@@ -89,4 +90,4 @@ def test_guessing_the_current_password_is_throttled(bob, dbsession, registry):
     assert set(response.json) == {"error"}
     # sign-in shares the bucket, so look at the stored hash instead
     user = dbsession.execute(select(User).where(User.email == "bob@acme.test")).scalar_one()
-    assert registry["passwords"].verify(user.password_hash, PASSWORD)
+    assert passwords(registry).verify(user.password_hash, PASSWORD)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ehs_core.testing import OCCURRED, new_area, new_site, report_body
+
+__all__ = ["OCCURRED", "new_area", "new_site", "report_body"]
+
 INCIDENTS = "/api/incidents"
-# An instant written with a non-UTC offset; it must come back written the same way.
-OCCURRED = "2026-01-01T08:00:00+02:00"
 
 
 def issue_paths(response: Any) -> set[str]:
@@ -22,19 +24,6 @@ def issue_paths(response: Any) -> set[str]:
         assert set(issue) == {"path", "message"}
         assert isinstance(issue["message"], str) and issue["message"]
     return {issue["path"] for issue in response.json["issues"]}
-
-
-def new_site(browser: Any, name: str = "Plant North", **body: Any) -> dict:
-    return browser.post_json("/api/sites", {"name": name, **body}, status=201).json
-
-
-def new_area(browser: Any, site_id: int, name: str = "Assembly", **body: Any) -> dict:
-    return browser.post_json(f"/api/sites/{site_id}/areas", {"name": name, **body}, status=201).json
-
-
-def report_body(site_id: int, **fields: Any) -> dict[str, Any]:
-    return {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
-            "siteId": site_id, **fields}
 
 
 def report(browser: Any, site_id: int, status: int | str = 201, **fields: Any) -> Any:

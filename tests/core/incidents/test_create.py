@@ -4,6 +4,7 @@ ignored fields, retries with a clientId, and the notice of serious reports."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import uuid
 
@@ -12,7 +13,6 @@ from sqlalchemy import func, select
 
 from ehs_core.audit.models import AuditEntry
 from ehs_core.incidents.models import Incident
-from ehs_core.users.models import User
 from tests.core.incidents import (
     INCIDENTS,
     OCCURRED,
@@ -178,7 +178,8 @@ def test_an_archived_site_is_refused(admin, dbsession):
     site = new_site(admin)
     admin.patch_json(f"/api/sites/{site['id']}", {"archived": True}, status=200)
     response = report(admin, site["id"], status=400)
-    assert issue_paths(response) == {"siteId"}
+    assert response.json["issues"] == [
+        {"path": "siteId", "message": "This site is archived; it takes no new reports"}]
     assert incident_count(dbsession) == 0
 
 
@@ -198,7 +199,25 @@ def test_an_unknown_or_archived_area_is_refused(admin, dbsession):
     area = new_area(admin, site["id"])
     assert issue_paths(report(admin, site["id"], status=400, areaId=999_999)) == {"areaId"}
     admin.patch_json(f"/api/areas/{area['id']}", {"archived": True}, status=200)
-    assert issue_paths(report(admin, site["id"], status=400, areaId=area["id"])) == {"areaId"}
+    response = report(admin, site["id"], status=400, areaId=area["id"])
+    assert response.json["issues"] == [
+        {"path": "areaId", "message": "This area is archived; it takes no new reports"}]
+    assert incident_count(dbsession) == 0
+
+
+@pytest.mark.parametrize(("occurred", "message"), [
+    ("0001-01-01T00:00:00Z", "Must lie in the years 1970 to 2999"),
+    ("0001-01-01T00:00:00+23:59", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("9999-12-31T23:59:59-23:59", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("9999-12-31T23:59:59Z", "Must lie in the years 1970 to 2999"),
+    ("2026-01-05T08:00:00+05:30:15", "The UTC offset must be whole minutes, at most 18 hours"),
+    ("\uff12\uff10\uff12\uff16-01-05T08:00:00Z", "Must be an ISO 8601 date and time with a UTC offset, "
+                                 "such as 2026-03-01T14:30:00+01:00"),
+])
+def test_extreme_years_and_offsets_are_refused_not_overflowing(admin, dbsession, occurred, message):
+    site = new_site(admin)
+    response = report(admin, site["id"], status=400, occurredAt=occurred)
+    assert response.json["issues"] == [{"path": "occurredAt", "message": message}]
     assert incident_count(dbsession) == 0
 
 
@@ -250,28 +269,21 @@ def test_a_named_report_records_its_reporter_as_the_actor(admin, make_user):
 # --- fields the client may not set -------------------------------------------------------
 
 
-def test_server_owned_fields_in_the_body_are_ignored(admin, make_user, dbsession):
+def test_server_owned_fields_in_the_body_are_refused_by_name(admin, make_user, dbsession):
     site = new_site(admin)
     reporter = make_user("reporter")
     other = make_user("reporter")
     body = report_body(site["id"], number=77, reference="INC-0077", status="closed",
-                       reporterId=other.user["id"], reporter={"id": other.user["id"]},
-                       organizationId=999, closedAt="2026-01-02T00:00:00Z", id=12345,
-                       createdAt="2020-01-01T00:00:00Z", channel="kiosk")
-    created = reporter.post_json(INCIDENTS, body, status=201).json
+                       reporterId=other.user["id"], organizationId=999, id=12345, channel="kiosk")
+    response = reporter.post_json(INCIDENTS, body, status=400)
+    paths = issue_paths(response)
+    assert paths == {"number", "reference", "status", "reporterId", "organizationId", "id", "channel"}
+    assert incident_count(dbsession) == 0
+    # without them the report is filed, owned by the caller
+    created = reporter.post_json(INCIDENTS, report_body(site["id"]), status=201).json
     assert created["number"] == 1
-    incident = admin.get(f"{INCIDENTS}/1").json
-    assert incident["reference"] == "INC-0001"
-    assert incident["status"] == "reported"
-    assert incident["closedAt"] is None
-    assert incident["reporter"]["id"] == reporter.user["id"]
-    assert incident["createdAt"][:4] == str(dt.datetime.now(dt.UTC).year)
-    stored = dbsession.execute(select(Incident)).scalar_one()
-    owner = dbsession.execute(select(User.organization_id).where(User.id == reporter.user["id"]))
-    assert stored.organization_id == owner.scalar_one()
-    assert stored.id != 12345
+    assert created["reporter"]["id"] == reporter.user["id"]
     assert listed_numbers(other) == []
-    assert listed_numbers(reporter) == [1]
 
 
 # --- retries with a clientId -------------------------------------------------------------
@@ -346,6 +358,60 @@ def test_another_user_cannot_fetch_a_report_by_its_client_id(admin, make_user, d
     response = report(stranger, site["id"], status="*", clientId=key, title="Private matter")
     assert response.status_int not in (200, 201)
     assert "Private matter" not in response.text
+    assert incident_count(dbsession) == 1
+
+
+def investigate(admin, number):
+    admin.put_json(f"{INCIDENTS}/{number}/investigation", {"summary": "Driver J. Smith was tired"})
+    admin.post_json(f"{INCIDENTS}/{number}/root-causes",
+                    {"category": "people", "description": "Night shift fatigue"}, status=201)
+
+
+def test_a_replay_answers_only_to_the_user_who_filed_a_named_report(admin, make_user, dbsession):
+    site = new_site(admin)
+    owner = make_user("reporter")
+    supervisor = make_user("supervisor")
+    key = str(uuid.uuid4())
+    report(owner, site["id"], clientId=key)
+    investigate(admin, 1)
+    # a supervisor may open the incident, but did not file it: the replay is not theirs
+    response = report(supervisor, site["id"], status=409, clientId=key)
+    assert "INC-0001" not in response.text
+    again = report(owner, site["id"], status=200, clientId=key).json
+    assert again["investigation"]["summary"] == "Driver J. Smith was tired"  # the owner sees it anyway
+    assert incident_count(dbsession) == 1
+
+
+def test_an_anonymous_replay_gives_back_only_the_report_as_filed(admin, make_user, dbsession):
+    """The anonymous reporter cannot open the incident (404), so a retry
+    must not hand them its investigation, root causes or actions."""
+    site = new_site(admin)
+    reporter = make_user("reporter")
+    key = str(uuid.uuid4())
+    first = report(reporter, site["id"], clientId=key, anonymous=True).json
+    investigate(admin, 1)
+    assert admin.get(f"{INCIDENTS}/1").json["investigation"]["summary"]  # it is there
+    reporter.get(f"{INCIDENTS}/1", status=404)
+    again = report(reporter, site["id"], status=200, clientId=key, anonymous=True)
+    assert again.json["reference"] == first["reference"] == "INC-0001"
+    assert "Smith" not in again.text and "fatigue" not in again.text
+    assert again.json["investigation"] is None
+    assert again.json["rootCauses"] == []
+    assert again.json["reporter"] is None
+    assert incident_count(dbsession) == 1
+
+
+def test_a_reporting_links_client_id_does_not_replay_for_a_signed_in_user(admin, client, dbsession):
+    site = new_site(admin)
+    token = admin.post_json("/api/kiosks", {"name": "Gate tablet"}, status=201).json["token"]
+    key = str(uuid.uuid4())
+    body = {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
+            "siteId": site["id"], "clientId": key}
+    client.post("/api/kiosk/reports", params=[("report", json.dumps(body))],
+                content_type="multipart/form-data", headers={"X-Kiosk-Token": token}, status=201)
+    investigate(admin, 1)
+    response = report(admin, site["id"], status=409, clientId=key, anonymous=True)
+    assert "INC-0001" not in response.text and "Smith" not in response.text
     assert incident_count(dbsession) == 1
 
 

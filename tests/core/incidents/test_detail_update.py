@@ -186,31 +186,43 @@ def test_optional_text_can_be_cleared_with_null(admin):
     assert (body["description"], body["locationDetail"]) == (None, None)
 
 
-def test_status_in_an_update_is_ignored(admin, make_user):
+def test_status_in_an_update_is_refused_naming_the_transitions_endpoint(admin, make_user):
     site = new_site(admin)
     supervisor = make_user("supervisor")
     file_report(admin, site["id"])
-    body = patch(supervisor, 1, {"status": "closed", "closedAt": "2026-01-02T00:00:00Z",
-                                 "title": "Renamed"}).json
-    assert (body["status"], body["closedAt"], body["title"]) == ("reported", None, "Renamed")
-    assert detail(admin, 1).json["status"] == "reported"
-    assert patch(supervisor, 1, {"status": "triage"}).json["status"] == "reported"
+    response = patch(supervisor, 1, {"status": "closed", "title": "Renamed"}, status=400)
+    [issue] = response.json["issues"]
+    assert issue["path"] == "status"
+    assert "/transitions" in issue["message"]
+    stored = detail(admin, 1).json
+    assert (stored["status"], stored["title"]) == ("reported", "Oil on the floor")
 
 
-def test_anonymous_in_an_update_is_ignored(admin, make_user):
+def test_anonymous_in_an_update_is_refused_and_changes_nothing(admin, make_user):
     site = new_site(admin)
     reporter = make_user("reporter")
     supervisor = make_user("supervisor")
     file_report(reporter, site["id"], title="Named")
-    body = patch(supervisor, 1, {"anonymous": True, "title": "Still named"}).json
-    assert body["anonymous"] is False
-    assert body["reporter"]["id"] == reporter.user["id"]
-    assert detail(reporter, 1).json["title"] == "Still named"
+    response = patch(supervisor, 1, {"anonymous": True, "title": "Renamed"}, status=400)
+    assert response.json["issues"] == [
+        {"path": "anonymous", "message": "Whether a report is anonymous is fixed when it is filed"}]
+    body = detail(reporter, 1).json
+    assert (body["anonymous"], body["title"]) == (False, "Named")
     # Nor can an anonymous report be claimed afterwards.
     file_report(reporter, site["id"], anonymous=True)
-    body = patch(supervisor, 2, {"anonymous": False, "reporterId": reporter.user["id"]}).json
-    assert (body["anonymous"], body["reporter"]) == (True, None)
+    response = patch(supervisor, 2, {"anonymous": False, "reporterId": reporter.user["id"]}, status=400)
+    assert issue_paths(response) == {"anonymous", "reporterId"}
     detail(reporter, 2, status=404)
+
+
+def test_a_misspelled_field_is_refused_naming_the_fields_the_call_takes(admin, make_user):
+    site = new_site(admin)
+    file_report(admin, site["id"])
+    response = patch(admin, 1, {"titel": "Renamed"}, status=400)
+    [issue] = response.json["issues"]
+    assert issue["path"] == "titel"
+    assert issue["message"].startswith("Unknown field; the fields this call takes are: title, type")
+    assert detail(admin, 1).json["title"] == "Oil on the floor"
 
 
 @pytest.mark.parametrize(("field", "value"), [

@@ -258,3 +258,18 @@ def test_a_reporter_with_nothing_sees_nothing(admin, make_user):
     visibility_fixture(admin, make_user)
     carol = make_user("reporter")
     assert listing(carol).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
+
+
+def test_a_list_filter_repeated_matches_any_of_its_values(admin):
+    site = new_site(admin)
+    other = new_site(admin, "Plant South")
+    file_report(admin, site["id"], type="injury")
+    file_report(admin, site["id"], type="illness")
+    file_report(admin, site["id"], type="hazard")
+    file_report(admin, other["id"], type="injury")
+    assert listed_numbers(admin, "?type=injury&type=illness") == [4, 2, 1]
+    assert listed_numbers(admin, f"?type=injury&type=illness&siteId={site['id']}") == [2, 1]
+    assert listed_numbers(admin, f"?siteId={site['id']}&siteId={other['id']}&type=hazard") == [3]
+    assert listing(admin, "?type=injury&type=illness").json["total"] == 3
+    response = listing(admin, "?type=injury&type=fire", status=400)
+    assert issue_paths(response) == {"type"}

@@ -8,7 +8,7 @@ import webtest
 
 from ehs_core.config import configure
 from ehs_core.errors import LastResortErrors
-from ehs_core.testing import PUBLIC_URL, free_port
+from ehs_core.testing import PASSWORD, PUBLIC_URL, free_port
 
 
 def test_requests_still_work_when_the_job_queue_is_down(app_settings, registry, dbsession, admin, caplog):
@@ -22,10 +22,13 @@ def test_requests_still_work_when_the_job_queue_is_down(app_settings, registry, 
 
     assert any("could not queue job mail.deliver" in r.getMessage() and r.levelno == logging.ERROR
                for r in caplog.records)
+    assert web.get("/api/health/ready", status=503).json == {"ok": False}  # what is down: admins only
+    web.post_json("/api/auth/login", {"email": "admin@acme.test", "password": PASSWORD})
     ready = web.get("/api/health/ready", status=503).json
     assert ready["detail"]["jobs"]["ok"] is False
     assert ready["detail"]["jobs"]["backend"] == "redis"
     assert ready["detail"]["database"] == {"ok": True}
+    web.post_json("/api/auth/logout", {}, status=204)
     assert web.get("/api/health").json == {"ok": True}
 
 

@@ -85,3 +85,86 @@ def test_mail_is_delivered_once_the_smtp_server_is_back(admin, client, inbox, sm
     link_in(message)
     # delivered once, not once per attempt
     assert len(inbox.settle(0.5)) == 1
+
+
+# --- header values from people, mail that can never be delivered -----------------------------
+
+
+def failed_mail(admin):
+    return admin.get("/api/health").json["detail"]["mail"]
+
+
+def unfolded(value):
+    """A header as one line (RFC 5322 2.2.3: unfolding removes the CRLFs)."""
+    return value.replace("\r\n", "").replace("\n", "").strip()
+
+
+def job_runner_idle(registry):
+    registry["job_runner"].wait_idle()
+
+
+def test_a_title_with_line_breaks_still_reaches_the_safety_managers_and_injects_nothing(admin, inbox):
+    """A kiosk link is enough to type this title; the notice of a serious
+    incident must still arrive, with the whole title on one line."""
+    site = admin.post_json("/api/sites", {"name": "Plant North"}).json["id"]
+    title = "Gas leak\r\nBcc: intruder@evil.test\r\n\r\nat the boiler"
+    admin.post_json("/api/incidents", {"title": title, "type": "hazard", "severity": "critical",
+                                       "occurredAt": "2025-01-01T08:00:00+00:00", "siteId": site})
+    [message] = inbox.wait(1)
+    assert message["To"] == "admin@acme.test"
+    assert unfolded(message["Subject"]) == (
+        "[critical] INC-0001 reported: Gas leak Bcc: intruder@evil.test at the boiler")
+    assert message["Bcc"] is None
+    assert inbox.recipients == ["admin@acme.test"]
+    assert "Gas leak" in body_of(message)
+
+
+def test_an_action_title_with_line_breaks_reaches_the_assignee(admin, inbox):
+    site = admin.post_json("/api/sites", {"name": "Plant North"}).json["id"]
+    number = admin.post_json("/api/incidents", {
+        "title": "Spill", "type": "hazard", "severity": "low",
+        "occurredAt": "2025-01-01T08:00:00+00:00", "siteId": site}).json["number"]
+    me = admin.get("/api/auth/me").json["user"]["id"]
+    admin.post_json(f"/api/incidents/{number}/actions",
+                    {"title": "Fix the valve\nX-Priority: 1", "assigneeId": me}, status=201)
+    [message] = inbox.wait(1)
+    assert unfolded(message["Subject"]) == "Action assigned: Fix the valve X-Priority: 1 (INC-0001)"
+    assert message["X-Priority"] is None
+
+
+def test_a_mail_refused_for_good_is_recorded_for_admins_and_not_retried(admin, client, inbox, registry,
+                                                                        caplog):
+    create_user(admin, "gone@acme.test")
+    inbox.refused.add("gone@acme.test")
+    caplog.set_level(logging.ERROR, logger="ehs_core.mail")
+    assert failed_mail(admin)["failed"] == 0
+    client.post_json("/api/auth/magic-link", {"email": "gone@acme.test"}, status=204)
+    wait_for_log(caplog, "mail to gone@acme.test failed for good")
+    job_runner_idle(registry)
+    assert registry["huey"].scheduled_count() == 0  # no retry is waiting
+    lost = failed_mail(admin)
+    assert lost["failed"] == 1
+    [entry] = lost["latest"]
+    assert (entry["recipient"], entry["subject"], entry["attempts"]) == (
+        "gone@acme.test", "Your sign-in link", 1)
+    assert "550" in entry["error"]
+    assert "token" not in str(lost)  # the link itself is not kept
+    # only admins see it
+    assert "detail" not in client.get("/api/health").json
+
+
+def test_a_mail_whose_retries_run_out_is_recorded(admin, client, inbox, registry, smtp_server, caplog,
+                                                  monkeypatch):
+    from ehs_core.mail import DELIVER_JOB
+
+    monkeypatch.setattr(registry["jobs"][DELIVER_JOB].task_class, "default_retries", 0)
+    create_user(admin, "bob@acme.test")
+    caplog.set_level(logging.ERROR, logger="ehs_core.mail")
+    smtp_server.stop()
+    client.post_json("/api/auth/magic-link", {"email": "bob@acme.test"}, status=204)
+    wait_for_log(caplog, "mail to bob@acme.test failed for good")
+    job_runner_idle(registry)
+    smtp_server.start()
+    [entry] = failed_mail(admin)["latest"]
+    assert entry["recipient"] == "bob@acme.test"
+    assert entry["attempts"] == registry.settings["ehs.mail_retries"] + 1

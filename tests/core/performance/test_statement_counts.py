@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15"
-       b"\xc4\x89" + b"\x00" * 40)
+from tests.core.attachments.samples import PNG  # a photo that decodes: unreadable ones are refused
 
 
 @pytest.fixture

@@ -198,14 +198,11 @@ def test_create_site_with_name_only(admin):
     assert site["timezone"] is None
 
 
-def test_create_site_ignores_extra_fields(admin):
-    site = admin.post_json("/api/sites", {"name": "Extra", "id": 99999, "archived": True,
-                                          "organizationId": 777, "ein": "123456789",
-                                          "areas": [{"name": "x"}]}, status=201).json
-    assert site["id"] != 99999
-    assert site["archived"] is False
-    assert site["areas"] == []
-    assert site["id"] in listed(admin)
+def test_create_site_refuses_fields_it_does_not_take(admin):
+    response = admin.post_json("/api/sites", {"name": "Extra", "id": 99999, "archived": True,
+                                              "organizationId": 777}, status=400)
+    assert issue_paths(response) == {"id", "archived", "organizationId"}
+    assert listed(admin) == {}
 
 
 @pytest.mark.parametrize(("body", "path"), [
@@ -376,12 +373,14 @@ def test_invalid_site_update_reports_every_bad_field(admin):
     assert {"zip", "ein", "naicsCode", "state", "establishmentType"} <= issue_paths(response)
 
 
-def test_update_site_ignores_unknown_fields(admin):
+def test_update_site_refuses_unknown_fields_and_says_where_areas_are_changed(admin):
     site = new_site(admin)
-    updated = admin.patch_json(f"/api/sites/{site['id']}",
-                               {"id": 4242, "areas": [], "organizationId": 9, "name": "Ok"}).json
-    assert updated["id"] == site["id"]
-    assert updated["name"] == "Ok"
+    response = admin.patch_json(f"/api/sites/{site['id']}",
+                                {"id": 4242, "areas": [], "name": "Ok"}, status=400)
+    issues = {issue["path"]: issue["message"] for issue in response.json["issues"]}
+    assert set(issues) == {"id", "areas"}
+    assert "POST /api/sites/{id}/areas" in issues["areas"]
+    assert site_in_list(admin, site["id"])["name"] == site["name"]
 
 
 # --- areas -----------------------------------------------------------------------
@@ -454,15 +453,13 @@ def test_parent_in_the_same_site_and_null_parent(admin):
     assert top["parentId"] is None
 
 
-def test_create_area_ignores_extra_fields(admin):
+def test_create_area_refuses_fields_it_does_not_take(admin):
     site = new_site(admin)
     other = new_site(admin, "Other")
-    area = admin.post_json(f"/api/sites/{site['id']}/areas",
-                           {"name": "X", "id": 5555, "archived": True, "siteId": other["id"]},
-                           status=201).json
-    assert area["id"] != 5555
-    assert area["archived"] is False
-    assert [a["id"] for a in site_in_list(admin, site["id"])["areas"]] == [area["id"]]
+    response = admin.post_json(f"/api/sites/{site['id']}/areas",
+                               {"name": "X", "archived": True, "siteId": other["id"]}, status=400)
+    assert issue_paths(response) == {"archived", "siteId"}
+    assert site_in_list(admin, site["id"])["areas"] == []
     assert site_in_list(admin, other["id"])["areas"] == []
 
 
@@ -481,14 +478,18 @@ def test_update_area_fields(admin):
     assert admin.patch_json(url, {}).json == {**area, "name": "Paint Shop", "kind": "building"}
 
 
-def test_update_area_ignores_parent_and_site_changes(admin):
+def test_update_area_refuses_parent_and_site_changes_saying_what_to_do(admin):
     site = new_site(admin)
     other = new_site(admin, "Other")
     parent = new_area(admin, site["id"], "Parent")
     area = new_area(admin, site["id"], "Child")
-    updated = admin.patch_json(f"/api/areas/{area['id']}",
-                               {"siteId": other["id"], "parentId": parent["id"], "id": 1}).json
-    assert updated == area
+    response = admin.patch_json(f"/api/areas/{area['id']}",
+                                {"siteId": other["id"], "parentId": parent["id"]}, status=400)
+    issues = {issue["path"]: issue["message"] for issue in response.json["issues"]}
+    assert set(issues) == {"siteId", "parentId"}
+    assert "create a new area" in issues["parentId"]
+    [stored] = [a for a in site_in_list(admin, site["id"])["areas"] if a["id"] == area["id"]]
+    assert stored == area
 
 
 @pytest.mark.parametrize(("body", "path"), [
@@ -531,3 +532,33 @@ def test_body_must_be_json(admin):
     response = admin.post(f"/api/sites/{site['id']}/areas", "{not json",
                           content_type="application/json", status=400)
     assert response.json["issues"]
+
+
+def test_establishment_type_7_is_refused_saying_what_1_2_and_3_mean(admin):
+    site = new_site(admin)
+    response = admin.patch_json(f"/api/sites/{site['id']}", {"establishmentType": 7}, status=400)
+    assert response.json["issues"] == [{"path": "establishmentType", "message":
+        "Must be 1 (not a government entity), 2 (a state government entity) "
+        "or 3 (a local government entity)"}]
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("ein", "١٢٣٤٥٦٧٨٩"),  # Arabic-Indic digits
+    ("ein", "12345678\u00b2"),
+    ("zip", "\uff11\uff12\uff13\uff14\uff15"),  # full-width digits
+    ("naicsCode", "৩৩৬১১১"),  # Bengali digits
+])
+def test_digits_other_than_ascii_are_refused_in_ein_zip_and_naics(admin, field, value):
+    site = new_site(admin)
+    response = admin.patch_json(f"/api/sites/{site['id']}", {field: value}, status=400)
+    assert issue_paths(response) == {field}
+    assert site_in_list(admin, site["id"])[field] is None
+
+
+def test_an_archived_parent_area_is_refused_saying_so(admin):
+    site = new_site(admin)
+    parent = new_area(admin, site["id"], "Old hall")
+    admin.patch_json(f"/api/areas/{parent['id']}", {"archived": True}, status=200)
+    response = admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Bay", "parentId": parent["id"]},
+                               status=400)
+    assert response.json["issues"] == [{"path": "parentId", "message": "The parent area is archived"}]

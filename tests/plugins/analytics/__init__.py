@@ -20,7 +20,9 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
-from ehs_core.testing import PASSWORD, Client
+from ehs_core.testing import PASSWORD, Client, file_report, new_area, new_site
+
+__all__ = ["new_area", "new_site"]
 
 INCIDENTS = "/api/incidents"
 OVERVIEW = "/api/stats/overview"
@@ -60,22 +62,12 @@ def stamp(moment: dt.datetime) -> str:
 # --- sites, reports, workflow ---------------------------------------------------------------
 
 
-def new_site(browser: Any, name: str = "Plant North", **body: Any) -> dict:
-    return browser.post_json("/api/sites", {"name": name, **body}, status=201).json
-
-
-def new_area(browser: Any, site_id: int, name: str = "Assembly") -> dict:
-    return browser.post_json(f"/api/sites/{site_id}/areas", {"name": name}, status=201).json
-
-
 def report(browser: Any, site_id: int, occurred: str | dt.datetime, type: str = "hazard",
            **fields: Any) -> int:
     """File a report and return its number."""
     if isinstance(occurred, dt.datetime):
         occurred = stamp(occurred)
-    body = {"title": "Oil on the floor", "type": type, "severity": "low", "occurredAt": occurred,
-            "siteId": site_id, **fields}
-    return browser.post_json(INCIDENTS, body, status=201).json["number"]
+    return file_report(browser, site_id, occurredAt=occurred, type=type, **fields).json["number"]
 
 
 def move(browser: Any, number: int, *statuses: str) -> None:

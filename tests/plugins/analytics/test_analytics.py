@@ -508,8 +508,9 @@ def counted(rates: dict) -> tuple:
     return rates["recordableCases"], rates["dartCases"], rates["hours"]
 
 
-@pytest.mark.parametrize("role", ["supervisor", "safety_manager", "admin"])
-def test_supervisors_and_above_get_rolling_and_yearly_rates(make_user, injury_records, role):
+@pytest.mark.parametrize("role", ["safety_manager", "admin"])
+def test_safety_managers_and_above_get_rolling_and_yearly_rates_with_counts(make_user, injury_records,
+                                                                           role):
     browser = make_user(role)
     rates = analytics(browser, "2024-01-01", "2024-06-30")["rates"]
     rolling = rates["rolling12Months"]
@@ -528,9 +529,20 @@ def test_supervisors_and_above_get_rolling_and_yearly_rates(make_user, injury_re
     assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (1.0, 1.0)
 
 
-def test_rates_follow_the_site_filter(make_user, injury_records):
+def test_supervisors_get_the_rates_without_the_case_counts_behind_them(make_user, injury_records):
     supervisor = make_user("supervisor")
-    body = analytics(supervisor, "2024-01-01", "2024-06-30", siteId=injury_records["north"])
+    rates = analytics(supervisor, "2024-01-01", "2024-06-30")["rates"]
+    rolling = rates["rolling12Months"]
+    assert set(rolling) == {"from", "to", "hours", "trir", "dart"}
+    assert (rolling["trir"], rolling["dart"], rolling["hours"]) == (1.2, 0.8, 500_000)
+    yearly = {item["year"]: item for item in rates["yearly"]}
+    assert all(set(item) == {"year", "hours", "trir", "dart"} for item in yearly.values())
+    assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (1.0, 1.0)
+
+
+def test_rates_follow_the_site_filter(make_user, injury_records):
+    manager = make_user("safety_manager")
+    body = analytics(manager, "2024-01-01", "2024-06-30", siteId=injury_records["north"])
     rolling = body["rates"]["rolling12Months"]
     assert counted(rolling) == (2, 1, 400_000)
     assert (rolling["trir"], rolling["dart"]) == (1.0, 0.5)
@@ -539,14 +551,45 @@ def test_rates_follow_the_site_filter(make_user, injury_records):
     assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (0.67, 0.67)
 
 
-def test_lagging_kpis_count_recordable_cases_and_days_away_for_supervisors(make_user, injury_records):
-    supervisor = make_user("supervisor")
-    body = analytics(supervisor, "2024-01-01", "2024-06-30")
+@pytest.mark.parametrize(("zone", "occurred", "year"), [
+    # 22:00 on 31 December 2025 in New York: a 2025 case, as on its 300 Log (1904.32(a)(1)).
+    ("America/New_York", "2026-01-01T03:00:00+00:00", 2025),
+    # 01:30 on 1 January 2026 in Tokyo: a 2026 case.
+    ("Asia/Tokyo", "2025-12-31T16:30:00+00:00", 2026),
+    # A site without a zone: the server's (UTC in the tests).
+    (None, "2026-01-01T03:00:00+00:00", 2026),
+])
+def test_yearly_rates_count_a_case_in_the_year_of_its_sites_local_date(admin, zone, occurred, year):
+    site = new_site(admin, "Harbor Works", **({"timezone": zone} if zone else {}))["id"]
+    put_hours(admin, site, 2025, {12: 100_000})
+    put_hours(admin, site, 2026, {1: 100_000})
+    add_case(admin, report(admin, site, occurred, "injury"), workRelated=True, newCase=True,
+             medicalTreatment=True)
+    yearly = {item["year"]: item for item in analytics(admin, "2026-01-01", "2026-01-31")["rates"]["yearly"]}
+    assert (yearly[2025]["recordableCases"], yearly[2026]["recordableCases"]) == \
+        ((1, 0) if year == 2025 else (0, 1))
+    assert yearly[year]["trir"] == 2.0
+
+
+def test_lagging_kpis_count_recordable_cases_and_days_away_for_safety_managers(make_user, injury_records):
+    manager = make_user("safety_manager")
+    body = analytics(manager, "2024-01-01", "2024-06-30")
     # The previous 182 days run from 2023-07-03 to 2023-12-31: the December case.
     assert (body["previousFrom"], body["previousTo"]) == ("2023-07-03", "2023-12-31")
     assert body["lagging"]["recordableCases"] == {"current": 2, "previous": 1}
     assert body["lagging"]["daysAway"] == {"current": 5, "previous": 0}
     assert body["lagging"]["injuries"] == {"current": 3, "previous": 1}
+
+
+def test_supervisors_get_no_per_case_injury_figures(make_user, injury_records):
+    """One site, one type, one period: `recordableCases: 1, daysAway: 5`
+    would describe one identifiable person."""
+    supervisor = make_user("supervisor")
+    body = analytics(supervisor, "2024-03-01", "2024-03-31", siteId=injury_records["north"], type="injury")
+    assert "recordableCases" not in body["lagging"]
+    assert "daysAway" not in body["lagging"]
+    assert body["lagging"]["injuries"] == {"current": 1, "previous": 1}
+    assert "trir" in body["rates"]["rolling12Months"]
 
 
 def test_reporters_get_no_rates_or_case_figures(make_user, injury_records):

@@ -34,7 +34,7 @@ def test_views_need_a_session(client):
 def test_a_view_is_created_with_its_filters(make_user):
     reporter = make_user("reporter")
     filters = {"from": "2024-01-01", "to": "2024-03-31", "siteId": 3, "type": "hazard",
-               "nested": {"statuses": ["reported", "triage"]}}
+               "status": ["reported", "triage"]}
     created = reporter.post_json(VIEWS, {"page": "analytics", "name": "Q1 hazards", "filters": filters},
                                  status=201).json
     assert isinstance(created["id"], int)
@@ -136,3 +136,26 @@ def test_a_private_view_of_someone_else_answers_404(make_user):
         assert_error(other.delete(f"{VIEWS}/{private['id']}", status=404), 404)
     assert_error(owner.delete(f"{VIEWS}/{private['id'] + 1000}", status=404), 404)
     assert names(owner) == {"Private"}
+
+
+@pytest.mark.parametrize(("filters", "path"), [
+    ({"nested": {"statuses": ["reported"]}}, "filters.nested"),  # not a filter of either page
+    ({"type": {"any": "injury"}}, "filters.type"),  # a filter holds a value, not an object
+    ({"q": "x" * 201}, "filters.q"),
+    ({"status": ["reported"] * 21}, "filters.status"),
+    ({"status": [["reported"]]}, "filters.status"),
+])
+def test_filters_are_bounded_to_the_known_filter_keys(make_user, filters, path):
+    reporter = make_user("reporter")
+    response = reporter.post_json(VIEWS, {"page": "incidents", "name": "Mine", "filters": filters},
+                                  status=400)
+    assert path in issue_paths(response)
+    assert names(reporter) == set()
+
+
+def test_filters_nested_900_levels_are_a_400_not_a_500(make_user):
+    reporter = make_user("reporter")
+    deep = b'{"page": "incidents", "name": "Deep", "filters": ' + b'{"a": ' * 900 + b"1" + b"}" * 901
+    response = reporter.post(VIEWS, deep, content_type="application/json", status=400)
+    assert "Nested too deeply" in response.json["issues"][0]["message"]
+    assert names(reporter) == set()

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from ehs_core import testing
 from ehs_core.attachments.models import Attachment
 from ehs_core.incidents.models import Incident
 
@@ -23,11 +24,11 @@ File = tuple[str, bytes, str]  # (file name, content, client's Content-Type)
 
 
 def new_site(admin: Any, name: str = "Plant North") -> int:
-    return admin.post_json("/api/sites", {"name": name}, status=201).json["id"]
+    return testing.new_site(admin, name)["id"]
 
 
 def new_area(admin: Any, site_id: int, name: str = "Loading dock") -> int:
-    return admin.post_json(f"/api/sites/{site_id}/areas", {"name": name}, status=201).json["id"]
+    return testing.new_area(admin, site_id, name)["id"]
 
 
 def new_link(manager: Any, name: str = "Gate tablet", site_id: int | None = None) -> dict:
@@ -38,8 +39,7 @@ def new_link(manager: Any, name: str = "Gate tablet", site_id: int | None = None
 
 
 def report_body(site_id: int, **extra: Any) -> dict[str, Any]:
-    return {"title": "Oil on the floor", "type": "hazard", "severity": "low", "occurredAt": OCCURRED,
-            "siteId": site_id, **extra}
+    return testing.report_body(site_id, **{"occurredAt": OCCURRED, **extra})
 
 
 def file_report(browser: Any, token: str, body: Any, files: Iterable[File] = (), status: int | str = 201,

@@ -141,7 +141,9 @@ def test_a_link_may_only_be_tied_to_a_known_active_site(admin, dbsession):
     archived = new_site(admin, "Old plant")
     admin.patch_json(f"/api/sites/{archived}", {"archived": True}, status=200)
     assert_error(admin.post_json(LINKS, {"name": "Lost", "siteId": 9999}, status=400), 400)
-    assert_error(admin.post_json(LINKS, {"name": "Old", "siteId": archived}, status=400), 400)
+    response = admin.post_json(LINKS, {"name": "Old", "siteId": archived}, status=400)
+    assert response.json["issues"] == [
+        {"path": "siteId", "message": "This site is archived; a link cannot report on it"}]
     link = new_link(admin)
     assert_error(admin.patch_json(f"{LINKS}/{link['id']}", {"siteId": 9999}, status=400), 400)
     assert_error(admin.patch_json(f"{LINKS}/{link['id']}", {"siteId": archived}, status=400), 400)

@@ -305,8 +305,9 @@ def test_a_report_with_a_photo_filed_from_chromium(live, chromium, tmp_path):
     assert incident["channel"] == "kiosk"
     assert (incident["kiosk"]["id"], incident["kiosk"]["name"]) == (link["id"], "Gate tablet")
     assert incident["anonymous"] is True and incident["reporter"] is None
+    # an anonymous report keeps no name the phone gave the file
     assert [(item["filename"], item["contentType"]) for item in incident["attachments"]] == [
-        ("photo.png", "image/png")]
+        ("attachment.png", "image/png")]
     assert admin.get(incident["attachments"][0]["url"]).body == photo.read_bytes()
     with live["engine"].connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(Incident)).scalar() == 1

@@ -122,15 +122,12 @@ def test_an_empty_or_null_name_still_makes_the_report_anonymous(admin, client, s
 
 def test_a_link_cannot_claim_anonymous_false_nor_a_reporter(admin, make_user, client, site, token):
     reporter = make_user("reporter")
-    body = report_body(site, anonymous=False, reporterId=reporter.user["id"],
-                       reporter={"id": reporter.user["id"]}, number=77, status="closed", channel="web")
-    assert file_report(client, token, body, status=201).json["reference"] == "INC-0001"
-    incident = admin.get("/api/incidents/1").json
-    assert incident["anonymous"] is True
-    assert incident["reporter"] is None
-    assert incident["status"] == "reported"
-    assert incident["channel"] == "kiosk"
-    assert reporter.get("/api/incidents").json["items"] == []
+    body = report_body(site, anonymous=False, reporterId=reporter.user["id"], status="closed")
+    response = file_report(client, token, body, status=400)
+    issues = {issue["path"]: issue["message"] for issue in response.json["issues"]}
+    assert set(issues) == {"anonymous", "reporterId", "status"}
+    assert "reporterName" in issues["anonymous"]
+    assert admin.get("/api/incidents").json["items"] == []
 
 
 def test_reports_filed_on_the_web_are_not_marked_as_from_a_link(admin, client, site, token):
@@ -229,7 +226,7 @@ def test_a_link_tied_to_a_site_reports_only_on_that_site(admin, client, dbsessio
 
 def test_up_to_five_files_are_attached(admin, client, dbsession, site, token):
     files = [(f"photo{n}.png", samples.png(seed=n), "image/png") for n in range(5)]
-    response = file_report(client, token, report_body(site), files=files, status=201)
+    response = file_report(client, token, report_body(site, reporterName="Kim Lee"), files=files, status=201)
     assert response.json["failedFiles"] == []
     attachments = admin.get("/api/incidents/1").json["attachments"]
     assert sorted(item["filename"] for item in attachments) == [f"photo{n}.png" for n in range(5)]
@@ -265,7 +262,7 @@ def test_refused_files_are_listed_and_the_report_is_kept(admin, client, dbsessio
     before = stored_files(upload_dir)
     files = [PNG, ("page.png", samples.HTML, "image/png"), ("drawing.png", samples.SVG, "image/png"),
              ("setup.png", samples.EXE, "image/png"), ("empty.jpg", b"", "image/jpeg")]
-    response = file_report(client, token, report_body(site), files=files, status=201)
+    response = file_report(client, token, report_body(site, reporterName="Kim Lee"), files=files, status=201)
     assert response.json["reference"] == "INC-0001"
     failed = response.json["failedFiles"]
     assert [item["name"] for item in failed] == ["page.png", "drawing.png", "setup.png", "empty.jpg"]
@@ -279,7 +276,7 @@ def test_refused_files_are_listed_and_the_report_is_kept(admin, client, dbsessio
 def test_the_type_comes_from_the_content_not_the_name(admin, client, site, token):
     files = [("scan.pdf", samples.PNG, "application/pdf"), ("photo.jpg", samples.PDF, "image/jpeg"),
              ("IMG_0001.HEIC", samples.HEIC, "image/heic")]
-    response = file_report(client, token, report_body(site), files=files, status=201)
+    response = file_report(client, token, report_body(site, reporterName="Kim Lee"), files=files, status=201)
     assert response.json["failedFiles"] == []
     attachments = admin.get("/api/incidents/1").json["attachments"]
     assert [(item["filename"], item["contentType"]) for item in attachments] == [
@@ -292,14 +289,15 @@ def test_an_oversized_file_is_refused_and_the_others_kept(admin, client, dbsessi
     before = stored_files(upload_dir)
     big = samples.PNG + b"\x00" * (1024 * 1024 + 1 - len(samples.PNG))
     files = [("big.png", big, "image/png"), PNG]
-    response = file_report(client, token, report_body(site), files=files, status=201)
+    response = file_report(client, token, report_body(site, reporterName="Kim Lee"), files=files, status=201)
     assert [item["name"] for item in response.json["failedFiles"]] == ["big.png"]
     attachments = admin.get("/api/incidents/1").json["attachments"]
     assert [item["filename"] for item in attachments] == ["photo.png"]
     assert len(stored_files(upload_dir) - before) == 1
     # exactly at the limit is accepted
     exact = samples.PNG + b"\x00" * (1024 * 1024 - len(samples.PNG))
-    file_report(client, token, report_body(site), files=[("exact.png", exact, "image/png")], status=201)
+    file_report(client, token, report_body(site, reporterName="Kim Lee"),
+                files=[("exact.png", exact, "image/png")], status=201)
     assert [item["filename"] for item in admin.get("/api/incidents/2").json["attachments"]] == ["exact.png"]
 
 
@@ -360,6 +358,18 @@ def test_a_client_id_of_a_report_filed_elsewhere_reveals_nothing(admin, client, 
     assert "INC-0001" not in response.text
     incident = admin.get("/api/incidents/1").json
     assert incident["channel"] != "kiosk" and incident["kiosk"] is None
+
+
+def test_files_of_an_anonymous_report_keep_no_name_the_phone_gave_them(admin, client, site, token):
+    files = [("Kim Lee IMG_20250101_081500.png", samples.png(seed=1), "image/png"),
+             ("IMG_0002.jpg", samples.photo_with_metadata("JPEG"), "image/jpeg")]
+    file_report(client, token, report_body(site), files=files, status=201)
+    incident = admin.get("/api/incidents/1").json
+    assert incident["anonymous"] is True
+    names = sorted(item["filename"] for item in incident["attachments"])
+    assert names == ["attachment.jpg", "attachment.png"]
+    photo = next(item for item in incident["attachments"] if item["contentType"] == "image/jpeg")
+    assert b"Jane Owner" not in admin.get(photo["url"]).body
 
 
 # --- the cap: 30 reports per link per 10 minutes (item 25) ----------------------------------------

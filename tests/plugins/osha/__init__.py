@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ehs_core import testing
+
 OSHA = "/api/osha"
 INCIDENTS = "/api/incidents"
 # An incident in 2025 written with a non-UTC offset (local date 2025-03-10, 09:00).
@@ -54,7 +56,7 @@ def assert_error(response: Any, status: int) -> None:
 
 def new_site(browser: Any, name: str = "Plant North", establishment: bool = True, **fields: Any) -> int:
     """Create a site (with every establishment field unless told otherwise)."""
-    site_id = browser.post_json("/api/sites", {"name": name}, status=201).json["id"]
+    site_id = testing.new_site(browser, name)["id"]
     body = {**(ESTABLISHMENT if establishment else {}), **fields}
     if body:
         browser.patch_json(f"/api/sites/{site_id}", body, status=200)
@@ -64,9 +66,8 @@ def new_site(browser: Any, name: str = "Plant North", establishment: bool = True
 def new_incident(browser: Any, site_id: int, occurred_at: str = OCCURRED, type: str = "injury",
                  **fields: Any) -> dict:
     """File a low-severity incident (no notice mail) and return its JSON."""
-    body = {"title": "Hand caught in press", "type": type, "severity": "low", "occurredAt": occurred_at,
-            "siteId": site_id, **fields}
-    return browser.post_json(INCIDENTS, body, status=201).json
+    fields = {"title": "Hand caught in press", "type": type, "occurredAt": occurred_at, **fields}
+    return testing.file_report(browser, site_id, **fields).json
 
 
 def add_case(browser: Any, number: int, name: str = "Jane Roe", status: int | str = 201,

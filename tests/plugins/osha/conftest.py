@@ -16,5 +16,6 @@ def manager(make_user: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def site(manager: Any) -> int:
-    """A site with every establishment field filled in."""
-    return new_site(manager)
+    """A site with every establishment field filled in, in America/Chicago:
+    `OCCURRED` (-05:00 in March) is then the establishment's own clock."""
+    return new_site(manager, timezone="America/Chicago")

@@ -192,10 +192,15 @@ def test_recordable_and_outcome_are_recalculated_on_every_patch(manager: Any, in
 
 
 def test_computed_fields_cannot_be_written(manager: Any, incident: dict) -> None:
-    case = new_case(manager, incident["number"], recordable=True, outcome="death", **WORK)
-    assert (case["recordable"], case["outcome"]) == (False, None)
-    body = patch_case(manager, case["id"], recordable=True, outcome="death", missingFields=[]).json
-    assert (body["recordable"], body["outcome"]) == (False, None)
+    response = manager.post_json(f"/api/osha/incidents/{incident['number']}/cases",
+                                 {"name": "Pat", "recordable": True, **WORK}, status=400)
+    [issue] = response.json["issues"]
+    assert issue["path"] == "recordable"
+    assert "worked out from the answers" in issue["message"]
+    case = new_case(manager, incident["number"], **WORK)
+    response = patch_case(manager, case["id"], outcome="death", status=400)
+    assert [issue["path"] for issue in response.json["issues"]] == ["outcome"]
+    assert manager.get(f"/api/osha/incidents/{incident['number']}/cases").json == [case]
 
 
 @pytest.mark.parametrize(("answers", "case_type", "privacy"), [
@@ -236,10 +241,12 @@ def test_fatality_must_be_reported_within_8_hours(manager: Any, incident: dict) 
     assert due(case) == dt.datetime.fromisoformat("2025-03-10T17:00:00-05:00")
 
 
-def test_later_death_counts_from_the_day_of_death(manager: Any, incident: dict) -> None:
+def test_later_death_counts_from_the_day_of_death(manager: Any, site: int, incident: dict) -> None:
+    # The day of death starts at midnight on the establishment's clock (CDT, -05:00, in March).
+    manager.patch_json(f"/api/sites/{site}", {"timezone": "America/Chicago"}, status=200)
     case = new_case(manager, incident["number"], **WORK, died=True, dateOfDeath="2025-03-20")
     assert case["severeReport"]["withinHours"] == 8
-    assert due(case) >= dt.datetime.fromisoformat("2025-03-20T08:00:00-05:00")
+    assert due(case) == dt.datetime.fromisoformat("2025-03-20T08:00:00-05:00")
 
 
 def test_death_more_than_30_days_later_needs_no_direct_report(manager: Any, incident: dict) -> None:
@@ -340,6 +347,40 @@ def test_notice_mail_when_a_case_is_created_severe(manager: Any, incident: dict,
     assert len(inbox.settle()) == 2
 
 
+def test_a_deadline_already_past_when_the_case_is_entered_is_said_so(manager: Any, incident: dict,
+                                                                      inbox: Any) -> None:
+    """The incident of 10 March 2025 is entered long after its 24 hours: the answer
+    and the notice mail say the report is already overdue (1904.39(a)(2))."""
+    quiet(inbox)
+    case = new_case(manager, incident["number"], **WORK, amputation=True)
+    report = case["severeReport"]
+    assert report["pastDueWhenEntered"] is True
+    assert dt.datetime.fromisoformat(report["enteredAt"]) > due(case)
+    messages = inbox.wait(2)
+    for message in messages:
+        assert "overdue" in message["Subject"]
+        text = body_of(message)
+        assert "already passed" in text
+        # The deadline in the establishment's words: its clock and zone (the site is in Chicago).
+        assert "Report by: 2025-03-11 09:00 CDT (America/Chicago)" in text
+
+
+def test_a_deadline_still_ahead_is_not_called_past(manager: Any, site: int, inbox: Any) -> None:
+    quiet(inbox)
+    occurred = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)).replace(microsecond=0)
+    number = new_incident(manager, site, occurred.isoformat())["number"]
+    case = new_case(manager, number, **WORK, inpatientHospitalization=True)
+    report = case["severeReport"]
+    assert report["pastDueWhenEntered"] is False
+    assert due(case) == occurred + dt.timedelta(hours=24)
+    assert dt.datetime.fromisoformat(report["enteredAt"]) < due(case)
+    # The answer keeps the moment the case was entered, not the time of each read.
+    assert cases_of(manager, number)[0]["severeReport"] == report
+    for message in inbox.wait(2):
+        assert "due within 24 hours" in message["Subject"] and "overdue" not in message["Subject"]
+        assert "already passed" not in body_of(message)
+
+
 # --- missing fields ------------------------------------------------------
 
 
@@ -393,13 +434,6 @@ def test_form_301_contents(manager: Any, incident: dict) -> None:
     assert form["outcome"] == "death"
     assert form["caseType"] == "injury"
     assert form["privacyCase"] is False
-
-
-def test_form_301_uses_the_incidents_local_date_and_time(manager: Any, site: int) -> None:
-    number = new_incident(manager, site, "2025-12-31T23:30:00-05:00")["number"]
-    case = new_case(manager, number, **WORK, medicalTreatment=True)
-    form = manager.get(f"{OSHA}/cases/{case['id']}/301", status=200).json
-    assert (form["case"]["dateOfInjury"], form["case"]["timeOfEvent"]) == ("2025-12-31", "23:30")
 
 
 # --- delete, 404s ----------------------------------------------------------
@@ -501,3 +535,28 @@ def test_cases_of_another_sites_incident_do_not_mix(manager: Any, site: int) -> 
     new_case(manager, b["number"], "Bob Baker")
     assert [c["name"] for c in cases_of(manager, a["number"])] == ["Alice Able"]
     assert [c["name"] for c in cases_of(manager, b["number"])] == ["Bob Baker"]
+
+
+def test_a_date_of_birth_in_the_future_is_refused(manager: Any, incident: dict) -> None:
+    born = (dt.date.today() + dt.timedelta(days=30)).isoformat()
+    response = add_case(manager, incident["number"], dateOfBirth=born, status=400)
+    assert response.json["issues"] == [{"path": "dateOfBirth", "message": "Must not lie in the future"}]
+    assert cases_of(manager, incident["number"]) == []
+
+
+@pytest.mark.parametrize("moment", ["2026-01-05T08:00:00+23:59", "0001-01-01T00:00:00Z",
+                                    "9999-12-31T23:59:59-23:59"])
+def test_reported_to_osha_at_with_an_extreme_year_or_offset_is_a_400(manager: Any, incident: dict,
+                                                                    moment: str) -> None:
+    case = new_case(manager, incident["number"], **WORK)
+    response = patch_case(manager, case["id"], reportedToOshaAt=moment, status=400)
+    assert issue_paths(response) == {"reportedToOshaAt"}
+    assert cases_of(manager, incident["number"]) == [case]
+
+
+@pytest.mark.parametrize("kind", ["near_miss", "hazard"])
+def test_no_injury_case_on_an_incident_that_hurt_no_one(manager: Any, site: int, kind: str) -> None:
+    near_miss = new_incident(manager, site, type=kind)
+    response = add_case(manager, near_miss["number"], status=409, **WORK)
+    assert "hurt no one" in response.json["error"]
+    assert cases_of(manager, near_miss["number"]) == []

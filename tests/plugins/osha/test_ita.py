@@ -245,14 +245,6 @@ def test_case_yes_no_and_dates(manager: Any, site: int) -> None:
     assert row["incident_outcome"] == "1"
 
 
-def test_case_date_and_time_are_local_to_the_incident(manager: Any, site: int) -> None:
-    recorded(manager, site, occurred_at="2025-12-31T23:30:00-05:00", daysAway=1)
-    (row,) = rows_of(download(manager, "cases"))
-    assert (row["year_of_filing"], row["date_of_incident"], row["time_of_incident"]) == \
-        ("2025", "12/31/2025", "23:30")
-    assert rows_of(download(manager, "cases", 2026)) == []
-
-
 def test_cases_are_the_recordable_cases_of_the_year(manager: Any, site: int) -> None:
     south = new_site(manager, "Plant South")
     a = recorded(manager, site, "Ann Able", daysAway=1)

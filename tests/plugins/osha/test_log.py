@@ -163,21 +163,6 @@ def test_deleted_case_leaves_the_log(manager: Any, site: int) -> None:
     assert get_log(manager, site).json["rows"] == []
 
 
-@pytest.mark.parametrize(("occurred", "year", "local_date"), [
-    ("2025-12-31T23:30:00-05:00", 2025, "2025-12-31"),  # 2026-01-01 04:30 UTC
-    ("2026-01-01T00:30:00+02:00", 2026, "2026-01-01"),  # 2025-12-31 22:30 UTC
-    ("2025-01-01T00:15:00+05:00", 2025, "2025-01-01"),  # 2024-12-31 19:15 UTC
-    ("2024-12-31T20:00:00-10:00", 2024, "2024-12-31"),  # 2025-01-01 06:00 UTC
-])
-def test_year_is_judged_by_the_incidents_local_date(manager: Any, site: int, occurred: str, year: int,
-                                                   local_date: str) -> None:
-    recorded(manager, site, occurred_at=occurred, medicalTreatment=True)
-    rows = get_log(manager, site, year).json["rows"]
-    assert [row["dateOfInjury"] for row in rows] == [local_date]
-    for other in (year - 1, year + 1):
-        assert get_log(manager, site, other).json["rows"] == []
-
-
 # --- hours, average employees, rates without hours -----------------------------
 
 
@@ -287,12 +272,18 @@ def test_year_and_site_are_required(manager: Any, site: int) -> None:
 
 
 def check_fields(log: dict[str, Any], site_id: int, site_name: str = "Plant North") -> set[str]:
-    """The fields of the log's checks, each check naming the site."""
+    """The fields of the log's checks on the 300A file, each check naming the site."""
     for check in log["checks"]:
         assert check["siteId"] == site_id
         assert check["siteName"] == site_name
         assert isinstance(check["message"], str) and check["message"]
-    return {check["field"] for check in log["checks"]}
+    return {check["field"] for check in log["checks"] if check["caseId"] is None}
+
+
+def case_checks(log: dict[str, Any]) -> set[tuple[str, str, str]]:
+    """The log's checks on the case file as (case number, field, level)."""
+    return {(check["caseNumber"], check["field"], check["level"]) for check in log["checks"]
+            if check["caseId"] is not None}
 
 
 @pytest.fixture
@@ -310,10 +301,12 @@ def test_a_consistent_year_has_no_checks(manager: Any, staffed: int) -> None:
 
 def test_check_cases_by_type_equal_cases_by_outcome(manager: Any, staffed: int) -> None:
     # A property-damage incident gives no default type: the case has no column M.
-    recorded(manager, staffed, incident_type="property_damage", medicalTreatment=True)
+    case = recorded(manager, staffed, incident_type="property_damage", medicalTreatment=True)
     log = get_log(manager, staffed).json
     assert log["totals"]["J"] == 1 and sum(log["totals"][f"M{n}"] for n in range(1, 7)) == 0
+    # The 300A cross-field check, and the case-file check naming the case to fix.
     assert check_fields(log, staffed) == {"total_injuries"}
+    assert case_checks(log) == {(case["caseNumber"], "type_of_incident", "error")}
 
 
 def test_check_average_employees_above_case_count(manager: Any, site: int) -> None:
@@ -323,8 +316,10 @@ def test_check_average_employees_above_case_count(manager: Any, site: int) -> No
 
 
 def test_check_days_away_cases_need_days_away(manager: Any, staffed: int) -> None:
-    recorded(manager, staffed, daysAwayFromWork=True)  # H 1, K 0
-    assert check_fields(get_log(manager, staffed).json, staffed) == {"total_dafw_days"}
+    case = recorded(manager, staffed, daysAwayFromWork=True)  # H 1, K 0
+    log = get_log(manager, staffed).json
+    assert check_fields(log, staffed) == {"total_dafw_days"}
+    assert case_checks(log) == {(case["caseNumber"], "dafw_num_away", "error")}
 
 
 def test_check_days_away_need_a_days_away_case(manager: Any, staffed: int) -> None:
@@ -341,13 +336,37 @@ def test_check_days_away_at_least_days_away_cases(manager: Any, staffed: int) ->
 
 
 def test_check_restricted_cases_need_restricted_days(manager: Any, staffed: int) -> None:
-    recorded(manager, staffed, restrictedOrTransfer=True)  # I 1, L 0
-    assert check_fields(get_log(manager, staffed).json, staffed) == {"total_djtr_days"}
+    case = recorded(manager, staffed, restrictedOrTransfer=True)  # I 1, L 0
+    log = get_log(manager, staffed).json
+    assert check_fields(log, staffed) == {"total_djtr_days"}
+    assert case_checks(log) == {(case["caseNumber"], "djtr_num_tr", "error")}
 
 
 def test_check_restricted_days_need_a_days_away_or_restricted_case(manager: Any, staffed: int) -> None:
-    recorded(manager, staffed, died=True, dateOfDeath="2025-03-12", daysRestricted=2)  # G 1, L 2, H+I 0
-    assert check_fields(get_log(manager, staffed).json, staffed) == {"total_djtr_cases"}
+    # G 1, L 2, H+I 0
+    case = recorded(manager, staffed, died=True, dateOfDeath="2025-03-12", daysRestricted=2)
+    log = get_log(manager, staffed).json
+    assert check_fields(log, staffed) == {"total_djtr_cases"}
+    # The case file: a death with day counts is worth a second look.
+    assert case_checks(log) == {(case["caseNumber"], "djtr_num_tr", "warning")}
+
+
+def test_check_death_needs_its_date(manager: Any, staffed: int) -> None:
+    case = recorded(manager, staffed, died=True)
+    assert case_checks(get_log(manager, staffed).json) == {(case["caseNumber"], "date_of_death", "error")}
+
+
+def test_case_checks_name_each_case(manager: Any, staffed: int) -> None:
+    away = recorded(manager, staffed, daysAwayFromWork=True)
+    fine = recorded(manager, staffed, daysAway=4)
+    restricted = recorded(manager, staffed, restrictedOrTransfer=True)
+    log = get_log(manager, staffed).json
+    assert case_checks(log) == {(away["caseNumber"], "dafw_num_away", "error"),
+                                (restricted["caseNumber"], "djtr_num_tr", "error")}
+    assert fine["caseNumber"] not in {number for number, _, _ in case_checks(log)}
+    for check in log["checks"]:
+        if check["caseId"] == away["id"]:
+            assert "daysAway" in check["message"]
 
 
 def test_check_average_employees_present(manager: Any, site: int) -> None:

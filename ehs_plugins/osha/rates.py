@@ -1,21 +1,41 @@
-"""TRIR and DART from the OSHA plugin's cases and hours (only used when that
-plugin is enabled): rolling 12 months to the end of the period, and per
-calendar year. Recordable cases x 200,000 / hours worked."""
+"""Injury figures for the analytics plugin (registered through its
+`add_injury_figures` directive when it is enabled): recordable cases and
+days away of a period, and TRIR and DART, rolling 12 months to the end of
+the period and per calendar year. Recordable cases x 200,000 / hours worked.
+
+A case falls in the month of its local date at its site (the site's zone,
+the server's for a site without one), as on the OSHA 300 Log and 300A
+(1904.32(a)(1): the establishment's calendar year); the hours are entered per
+site and month already."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.sql import ColumnElement
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 
 BASE = Decimal(200_000)
+# The case's local wall-clock time at its site as seconds since 1970, for
+# incidents between two instants; the analytics plugin supplies it.
+LocalSeconds = Callable[[dt.datetime, dt.datetime], ColumnElement]
+
+
+def period_cases(request: Request, scope: Callable[[Select], Select]) -> tuple[int, int]:
+    """(recordable cases, days away) of the incidents `scope` narrows to."""
+    recordable, days_away = request.dbsession.execute(scope(
+        select(func.count(), func.coalesce(func.sum(InjuryCase.days_away), 0))
+        .select_from(InjuryCase).join(Incident, Incident.id == InjuryCase.incident_id)
+        .where(InjuryCase.recordable.is_(True)))).one()
+    return recordable, days_away
 
 
 def _rate(count: int, hours: Decimal) -> float | None:
@@ -27,7 +47,13 @@ def _rate(count: int, hours: Decimal) -> float | None:
 Month = tuple[int, int]  # (year, month)
 
 
+# Any zone's offset is within this of UTC; the UTC bounds of the query are
+# widened by it, and each case is then placed by its local time.
+WIDEST_OFFSET = dt.timedelta(hours=15)
+
+
 def _start(month: Month) -> dt.datetime:
+    """Midnight starting the month, as a wall-clock time written in UTC."""
     return dt.datetime(month[0], month[1], 1, tzinfo=dt.UTC)
 
 
@@ -37,14 +63,16 @@ def _after(month: Month) -> dt.datetime:
 
 
 def _windows(request: Request, windows: list[tuple[Month, Month]],
-             site_id: int | None) -> list[dict[str, Any]]:
+             site_id: int | None, local_seconds: LocalSeconds) -> list[dict[str, Any]]:
     """Rates for each window of whole months (first, last) (inclusive): one
     query for the cases and one for the hours over all windows, each window
     an aggregate with its own condition."""
     db = request.dbsession
-    case_filter = [InjuryCase.recordable.is_(True),
-                   Incident.occurred_at >= min(_start(first) for first, _ in windows),
-                   Incident.occurred_at < max(_after(last) for _, last in windows),
+    start = min(_start(first) for first, _ in windows) - WIDEST_OFFSET
+    end = max(_after(last) for _, last in windows) + WIDEST_OFFSET
+    # The case's local wall-clock time at its site, as seconds since 1970.
+    local = local_seconds(start, end)
+    case_filter = [InjuryCase.recordable.is_(True), Incident.occurred_at >= start, Incident.occurred_at < end,
                    Incident.organization_id == request.identity.user.organization_id]
     hours_filter = [SiteHours.year >= min(first[0] for first, _ in windows),
                     SiteHours.year <= max(last[0] for _, last in windows),
@@ -57,7 +85,7 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     columns = []
     hours_columns = []
     for first_month, last_month in windows:
-        during = and_(Incident.occurred_at >= _start(first_month), Incident.occurred_at < _after(last_month))
+        during = and_(local >= _start(first_month).timestamp(), local < _after(last_month).timestamp())
         columns += [func.count().filter(during), func.count().filter(and_(during, dart))]
         months = and_(or_(SiteHours.year > first_month[0],
                           and_(SiteHours.year == first_month[0], SiteHours.month >= first_month[1])),
@@ -76,15 +104,22 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     return found
 
 
-def rates(request: Request, last: dt.date, site_id: int | None) -> dict[str, Any]:
+def rates(request: Request, last: dt.date, site_id: int | None, *, with_counts: bool = True,
+          local_seconds: LocalSeconds) -> dict[str, Any]:
+    """Rolling 12 months to `last` and the last three calendar years.
+    Without `with_counts` only the rates and hours are given: the case
+    counts are injury-record figures for safety managers."""
     end_index = last.year * 12 + last.month - 1
     start_index = end_index - 11
     years = range(last.year - 2, last.year + 1)
     windows = [((start_index // 12, start_index % 12 + 1), (last.year, last.month)),
                *(((year, 1), (year, 12)) for year in years)]
-    rolling, *yearly = _windows(request, windows, site_id)
+    rolling, *yearly = _windows(request, windows, site_id, local_seconds)
     rolling["from"] = dt.date(start_index // 12, start_index % 12 + 1, 1).isoformat()
     rolling["to"] = last.isoformat()
     for year, item in zip(years, yearly, strict=True):
         item["year"] = year
+    if not with_counts:
+        for item in (rolling, *yearly):
+            del item["recordableCases"], item["dartCases"]
     return {"rolling12Months": rolling, "yearly": yearly}

@@ -1,0 +1,31 @@
+"""Headers every `/api` answer carries, whatever view, error view or tween
+produced it.
+
+API answers hold personal and injury data (OSHA 300/301 figures, medical
+case detail), so no shared or browser cache may keep them (ASVS 5 14.3.2,
+`Cache-Control: no-store`), and no browser may sniff a JSON or file answer
+into something it would render or run (ASVS 5 3.4.4, `nosniff`). A
+`NewResponse` subscriber sees every response the router hands back, error
+answers included, so no endpoint can forget them.
+"""
+
+from __future__ import annotations
+
+from pyramid.config import Configurator
+from pyramid.events import NewResponse
+
+API_PREFIX = "/api/"
+
+
+def api_response_headers(event: NewResponse) -> None:
+    path = event.request.path_info
+    if not (path == API_PREFIX[:-1] or path.startswith(API_PREFIX)):
+        return
+    headers = event.response.headers
+    if "no-store" not in headers.get("Cache-Control", ""):
+        headers["Cache-Control"] = "no-store"
+    headers["X-Content-Type-Options"] = "nosniff"
+
+
+def includeme(config: Configurator) -> None:
+    config.add_subscriber(api_response_headers, NewResponse)

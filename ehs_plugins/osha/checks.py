@@ -1,0 +1,152 @@
+"""OSHA's edit checks on both ITA files, run before download so that the
+safety manager can fix what ITA would refuse: each finding names the site,
+the case (for the case file) and the field, with its level ("error": ITA
+refuses the row or file; "warning": worth a look, ITA takes it).
+
+Sources: the ITA CSV documentation and data dictionary (reference,
+section 1), 1904.7(b)(2)-(4) for the outcome columns, 1904.29(b)(10) and
+1904.41(b) for names and identifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Site
+from ehs_plugins.osha import ita
+from ehs_plugins.osha.cases import case_number
+from ehs_plugins.osha.deidentify import identifiers
+from ehs_plugins.osha.log import SiteYear, missing_establishment_fields
+from ehs_plugins.osha.models import InjuryCase
+
+Add = Callable[..., None]
+
+# Characters ITA refuses in text (vendor documentation, reference 1.1; a defensive rule).
+REFUSED = re.compile(r"[()~@#$%^&*?/\\!]")
+SUMMARY_TEXT = ("establishment_name", "company_name", "street_address", "city", "industry_description")
+CASE_TEXT = ("establishment_name", "job_title", "incident_location", "incident_description",
+             "nar_before_incident", "nar_what_happened", "nar_injury_illness", "nar_object_substance")
+# Where each case-file column comes from, in the API's words.
+CASE_SOURCE = {
+    "establishment_name": "the site's name", "job_title": "jobTitle",
+    "incident_location": "the incident's location (or its area)",
+    "incident_description": "natureOfInjury, bodyPart and objectSubstance (or the incident's title)",
+    "nar_before_incident": "activityBefore", "nar_what_happened": "whatHappened",
+    "nar_injury_illness": "natureOfInjury and bodyPart", "nar_object_substance": "objectSubstance",
+}
+
+
+def checks(item: SiteYear, all_sites: list[Site], company_name: str) -> list[dict[str, Any]]:
+    """Every finding for one site and year, the 300A file's first."""
+    found: list[dict[str, Any]] = []
+
+    def add(field_name: str, message: str, level: str = "error",
+            case: tuple[InjuryCase, Incident] | None = None) -> None:
+        found.append({"siteId": item.site.id, "siteName": item.site.name,
+                      "caseId": case[0].id if case else None,
+                      "caseNumber": case_number(case[1], case[0]) if case else None,
+                      "field": field_name, "level": level, "message": message})
+
+    summary_checks(item, all_sites, add)
+    row = dict(zip(ita.SUMMARY_COLUMNS, ita.summary_row(item, company_name), strict=True))
+    for column in SUMMARY_TEXT:
+        refused(add, column, row[column], "the establishment's " + column.replace("_", " "))
+    case_checks(item, add)
+    return found
+
+
+def refused(add: Add, column: str, value: Any, source: str,
+            case: tuple[InjuryCase, Incident] | None = None) -> None:
+    bad = sorted(set(REFUSED.findall(str(value))))
+    if bad:
+        add(column, f"ITA refuses the characters {' '.join(bad)}: remove them from {source}", case=case)
+
+
+def case_checks(item: SiteYear, add: Add) -> None:
+    """The case file, checked on the very cells it will hold."""
+    for case, cells in zip(item.cases, ita.case_rows(item), strict=True):
+        row = dict(zip(ita.CASE_COLUMNS, cells, strict=True))
+        outcome, away, restricted = row["incident_outcome"], row["dafw_num_away"], row["djtr_num_tr"]
+        if outcome == 2 and not away:  # 1904.7(b)(3): days away are counted and entered (K)
+            add("dafw_num_away", "A days-away case needs its days away from work (daysAway)", case=case)
+        if outcome == 3 and not restricted:  # 1904.7(b)(4): restricted days are counted (L)
+            add("djtr_num_tr", "A restricted or transfer case needs its days restricted (daysRestricted)",
+                case=case)
+        if outcome == 1 and (away or restricted):  # 1904.7(b)(2): column G
+            add("dafw_num_away" if away else "djtr_num_tr",
+                "A death case has days away or restricted entered: check daysAway and daysRestricted",
+                "warning", case)
+        if outcome == 1 and not row["date_of_death"]:
+            add("date_of_death", "A death case needs the date of death (dateOfDeath)", case=case)
+        if row["type_of_incident"] == "":
+            add("type_of_incident", "The case needs its type, column M (caseType)", case=case)
+        for column in CASE_TEXT:
+            refused(add, column, row[column], CASE_SOURCE[column], case)
+            for kind in identifiers(row[column]):
+                add(column, f"May hold a personal identifier ({kind}), which ITA must not receive: "
+                            f"review {CASE_SOURCE[column]}", "warning", case)
+
+
+def summary_checks(item: SiteYear, all_sites: list[Site], add: Add) -> None:
+    """The establishment and 300A file: OSHA's cross-field edit checks (ITA
+    CSV documentation p. 8) and the field rules of its data dictionary."""
+    site, t = item.site, item.totals
+
+    cases = t["G"] + t["H"] + t["I"] + t["J"]
+    by_type = sum(t[key] for key in ("M1", "M2", "M3", "M4", "M5", "M6"))
+    if by_type != cases:
+        add("total_injuries", f"Cases by type ({by_type}) must equal cases by outcome ({cases})")
+    if t["H"] > 0 and t["K"] == 0:
+        add("total_dafw_days", "Days-away cases (H) need days away (K)")
+    if t["K"] > 0 and t["H"] == 0:
+        add("total_dafw_cases", "Days away (K) need at least one days-away case (H)")
+    if t["K"] < t["H"]:
+        add("total_dafw_days", "Days away (K) must be at least the number of days-away cases (H)")
+    if t["I"] > 0 and t["L"] == 0:
+        add("total_djtr_days", "Restricted/transfer cases (I) need restricted days (L)")
+    if t["L"] > 0 and t["H"] + t["I"] == 0:
+        add("total_djtr_cases", "Restricted days (L) need a days-away or restricted case (H or I)")
+
+    average, hours = item.annual_average_employees, item.total_hours
+    missing_months = sorted(set(range(1, 13)) - {m for m, h in item.months.items() if h.hours is not None})
+    if missing_months:
+        add("total_hours_worked", f"Hours are missing for month(s) {', '.join(map(str, missing_months))}",
+            "warning")
+    if not average:
+        add("annual_average_employees", "Annual average employees must be greater than 0")
+    else:
+        if average >= 25_000:
+            add("annual_average_employees", "Annual average employees should be below 25,000", "warning")
+        if average <= cases:
+            add("annual_average_employees",
+                f"Annual average employees ({average}) should be greater than the case count ({cases})",
+                "warning")
+    if hours <= 0:
+        add("total_hours_worked", "Total hours worked must be greater than 0")
+    elif average:
+        per_employee = hours / average
+        if per_employee >= 8760:
+            add("total_hours_worked", "Hours per employee must be below 8,760 (hours in a year)")
+        elif per_employee <= 500:
+            add("total_hours_worked", "Hours per employee should be above 500", "warning")
+
+    for name in missing_establishment_fields(site):
+        add(name, "Required for the electronic submission")
+    if site.ein and not (site.ein.isdigit() and len(site.ein) == 9):
+        add("ein", "The EIN must be 9 digits")
+    if site.naics_code and not (site.naics_code.isdigit() and len(site.naics_code) == 6):
+        add("naicsCode", "The NAICS code must be 6 digits")
+    if site.zip and not (site.zip.isdigit() and len(site.zip) in (5, 9)):
+        add("zip", "The ZIP code must be 5 or 9 digits")
+    if len(site.name) > 100:
+        add("establishment_name", "The establishment name must be at most 100 characters")
+    twins = [s for s in all_sites if s.id != site.id and s.name.strip().lower() == site.name.strip().lower()]
+    if twins:
+        add("establishment_name", "Each establishment needs a unique name (ITA matches rows by name)")
+    if item.peak_employees is None:
+        add("size", "The size code needs monthly employee counts")
+
+

@@ -1,0 +1,48 @@
+"""What follows from a case change: the decision kept in the incident's
+audit trail (trail.py), and the notice that a direct report to OSHA is owed
+(29 CFR 1904.39), sent once per case."""
+
+from __future__ import annotations
+
+from pyramid.events import subscriber
+from sqlalchemy import select
+
+from ehs_core.mail import send_mail
+from ehs_core.security import Role
+from ehs_core.users.models import User
+from ehs_plugins.osha.cases import case_number, severe_deadline, wall_clock
+from ehs_plugins.osha.events import CaseChanged
+from ehs_plugins.osha.services import zone_of
+from ehs_plugins.osha.trail import record_decision
+
+
+@subscriber(CaseChanged)
+def keep_the_decision(event: CaseChanged) -> None:
+    if event.change != "deleted":
+        record_decision(event.request, event.case, event.incident, event.before, event.actor_id)
+
+
+@subscriber(CaseChanged)
+def notify_if_newly_severe(event: CaseChanged) -> None:
+    """Tell safety managers and admins once that a direct report is owed,
+    and whether its deadline had already passed (1904.39(a))."""
+    if event.change == "deleted":
+        return
+    request, case, incident = event.request, event.case, event.incident
+    zone = zone_of(request, incident)
+    deadline = severe_deadline(case, incident, zone)
+    if deadline is None or case.severe_notice_sent_at is not None:
+        return
+    case.severe_notice_sent_at = deadline.entered_at
+    late, status = "", f"due within {deadline.hours} hours"
+    if deadline.past_due_when_entered:
+        status = f"overdue (due within {deadline.hours} hours)"
+        entered = wall_clock(deadline.entered_at, zone)
+        late = (f"The deadline had already passed when this was entered ({entered}): report now,"
+                " and note when and how the establishment learned of the event.\n")
+    recipients = request.dbsession.execute(select(User.email).where(
+        User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
+    for email in recipients:
+        send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
+                  number=incident.number, status=status, reasons=", ".join(deadline.reasons),
+                  due=wall_clock(deadline.due, zone), late=late)

@@ -1,0 +1,115 @@
+"""Injury and illness cases (convention as the core's service modules, see
+ehs_core.incidents.filing: the request is the unit of work and
+`request.identity` the safety manager, data is validated, refusals are
+domain errors). Every change publishes CaseChanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.request import Request
+from sqlalchemy import func, select
+
+from ehs_core.db import utcnow
+from ehs_core.errors import Conflict, Invalid, NotFound
+from ehs_core.events import actor, publish
+from ehs_core.incidents.models import Incident
+from ehs_plugins.osha.cases import incident_zone, recalculate
+from ehs_plugins.osha.events import CaseChanged
+from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.recordability import MAX_DAYS
+from ehs_plugins.osha.schemas import CASE_FIELDS
+from ehs_plugins.osha.trail import decision
+
+# Incident types that by definition hurt no one (29 CFR 1904.4: a case is an
+# injury or illness); property damage or a spill may still have hurt someone.
+NO_ONE_HURT = ("near_miss", "hazard")
+
+
+def zone_of(request: Request, incident: Incident) -> Any:
+    """The establishment's clock for this incident (its site's zone)."""
+    return incident_zone(request.dbsession, request.registry, incident)
+
+
+def load_incident(request: Request, number: int, lock: bool = False) -> Incident:
+    """The caller's organization's incident with this number (locked until
+    commit when `lock`)."""
+    query = select(Incident).where(
+        Incident.organization_id == request.identity.user.organization_id, Incident.number == number)
+    if lock:
+        query = query.with_for_update()
+    incident = request.dbsession.execute(query).scalar()
+    if incident is None:
+        raise NotFound()
+    return incident
+
+
+def load_case(request: Request, case_id: int) -> tuple[InjuryCase, Incident]:
+    """A case of the caller's organization and its incident."""
+    case = request.dbsession.get(InjuryCase, case_id)
+    if case is None:
+        raise NotFound()
+    incident = request.dbsession.get(Incident, case.incident_id)
+    if incident is None or incident.organization_id != request.identity.user.organization_id:
+        raise NotFound()
+    return case, incident
+
+
+def apply_answers(case: InjuryCase, data: dict[str, Any]) -> None:
+    """Set the answers and reclassify the case (29 CFR 1904.7)."""
+    if "name" in data:
+        case.name = data["name"]
+    for name, (column, _, _) in CASE_FIELDS.items():
+        if name in data:
+            setattr(case, column, data[name])
+    if (case.days_away or 0) + (case.days_restricted or 0) > MAX_DAYS:
+        # 29 CFR 1904.7(b)(3)(vii)
+        raise Invalid("daysAway", f"Days away plus days restricted must not exceed {MAX_DAYS}")
+    if case.date_of_death is not None and not case.died:
+        raise Invalid("dateOfDeath", "Only for a death")
+    recalculate(case)
+    case.updated_at = utcnow()
+
+
+def list_cases(request: Request, incident: Incident) -> list[InjuryCase]:
+    return list(request.dbsession.execute(select(InjuryCase).where(
+        InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars())
+
+
+def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[InjuryCase, Incident]:
+    """The next case of the incident (one per injured or ill person)."""
+    incident = load_incident(request, number, lock=True)  # serialises case numbering per incident
+    if incident.type in NO_ONE_HURT:
+        raise Conflict(f"A {incident.type.replace('_', ' ')} hurt no one, so it has no injury or "
+                       "illness case; change the incident's type first if someone was hurt")
+    last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
+        InjuryCase.incident_id == incident.id)).scalar()
+    case = InjuryCase(incident_id=incident.id, sequence=(last or 0) + 1, created_at=utcnow(),
+                      employment_type="employee", died=False, days_away_from_work=False, days_away=0,
+                      restricted_or_transfer=False, days_restricted=0, medical_treatment=False,
+                      loss_of_consciousness=False, significant_diagnosis=False, special_case="none",
+                      privacy_case=False, inpatient_hospitalization=False, amputation=False,
+                      loss_of_eye=False)
+    if "caseType" not in data and incident.type in ("injury", "illness"):
+        data["caseType"] = "injury" if incident.type == "injury" else "other_illness"
+    apply_answers(case, data)
+    request.dbsession.add(case)
+    request.dbsession.flush()
+    publish(request, CaseChanged(request, case=case, incident=incident, change="created", before=None,
+                                 actor_id=actor(request)))
+    return case, incident
+
+
+def update_case(request: Request, case: InjuryCase, incident: Incident, data: dict[str, Any]) -> InjuryCase:
+    """Change a case's answers; the decision is recalculated."""
+    before = decision(case)
+    apply_answers(case, data)
+    publish(request, CaseChanged(request, case=case, incident=incident, change="updated", before=before,
+                                 actor_id=actor(request)))
+    return case
+
+
+def delete_case(request: Request, case: InjuryCase, incident: Incident) -> None:
+    publish(request, CaseChanged(request, case=case, incident=incident, change="deleted",
+                                 before=decision(case), actor_id=actor(request)))
+    request.dbsession.delete(case)

@@ -1,0 +1,40 @@
+"""Every /api answer is kept out of caches and from content sniffing: JSON
+with injury and medical data, error answers, refusals before any view runs,
+and the answers of plugins, which cannot forget the headers."""
+
+import pytest
+
+from tests.core.workflow.support import new_site, report
+
+
+def assert_private(response):
+    assert "no-store" in response.headers["Cache-Control"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_answers_with_injury_data_are_not_stored_by_caches(admin):
+    site = new_site(admin)
+    number = report(admin, site, type="injury")["number"]
+    case = admin.post_json(f"/api/osha/incidents/{number}/cases", {"name": "Pat Doe"}).json
+    for path in (f"/api/incidents/{number}", f"/api/osha/incidents/{number}/cases",
+                 f"/api/osha/cases/{case['id']}/301", f"/api/osha/log?siteId={site}&year=2024",
+                 "/api/incidents",
+                 "/api/stats/overview", "/api/auth/me", "/api/users"):
+        assert_private(admin.get(path))
+
+
+@pytest.mark.parametrize(("method", "path", "status"), [
+    ("GET", "/api/incidents", 401),  # refused by the security policy
+    ("GET", "/api/no-such-route", 404),
+    ("POST", "/api/auth/login", 400),  # refused by body validation
+])
+def test_refusals_carry_the_headers_too(client, method, path, status):
+    response = client.request(path, method=method, status=status,
+                              headers={"Content-Type": "application/json"},
+                              body=b"{}" if method == "POST" else b"")
+    assert_private(response)
+
+
+def test_pages_outside_the_api_keep_their_own_headers(client):
+    response = client.get("/auth/magic")
+    assert response.headers["Cache-Control"] == "no-store"
