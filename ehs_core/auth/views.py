@@ -104,8 +104,8 @@ def login(request: Request) -> Response:
     data = request.validated
     email = normalize_email(data["email"])
     passwords = request.registry["passwords"]
-    wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
-    if wait is not None:
+    attempt = ratelimit.sign_in(request, email)
+    if (wait := attempt.wait) is not None:
         log.warning("login throttled for an account (too many attempts)")
         return error_response(request, 429, "Too many sign-in attempts; try again later",
                               headers={"Retry-After": retry_after(wait)})
@@ -113,6 +113,7 @@ def login(request: Request) -> Response:
     stored = user.password_hash if user is not None else None
     if not passwords.verify(stored, data["password"]) or not user.active:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
+        attempt.failed()
         return error_response(request, 401, "Invalid email or password")
     if passwords.needs_rehash(stored):
         user.password_hash = passwords.hash(data["password"])
