@@ -1,0 +1,159 @@
+"""A gunicorn worker that slow clients cannot tie up (production.ini's
+`worker_class`).
+
+gunicorn's threaded worker (gthread) hands a connection to a thread as soon
+as its first bytes arrive, and the thread then waits for the rest of the
+request as long as the client takes: a few clients sending a byte a second
+hold every thread, and everyone else waits (slowloris; OWASP "Denial of
+Service" cheat sheet, ASVS 5 13.1.x). This worker keeps gthread's threads,
+keep-alive and graceful shutdown, and changes one thing: a request reaches a
+thread only once its whole head, and its body up to `BODY_BUFFER`, have
+arrived. Until then the connection waits in the worker's event loop, where
+it costs a socket and its bytes, nothing more:
+
+- the head must arrive within `HEAD_TIMEOUT` seconds of the first wait, and
+  head and buffered body within `REQUEST_TIMEOUT`, or the connection is
+  closed (as nginx's client_header_timeout and client_body_timeout);
+- once in a thread, a read or write that makes no progress for
+  `IO_TIMEOUT` seconds ends the connection (an upload larger than the
+  buffer, a client that stops reading its answer);
+- a head larger than gunicorn's limits goes to a thread at once, where the
+  parser refuses it (400/431).
+
+A proxy in front (deploy/nginx) does the same and more (it buffers answers
+too); this worker makes `pserve production.ini` hold up without one.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import selectors
+import time
+from functools import partial
+from typing import Any
+
+from gunicorn import http
+from gunicorn.http2 import negotiation
+from gunicorn.workers.gthread import TConn, ThreadWorker
+
+HEAD_TIMEOUT = 10.0
+REQUEST_TIMEOUT = 30.0
+IO_TIMEOUT = 30.0
+#: Bodies up to this size arrive whole before a thread is used (the JSON
+#: bodies of everyday use). Larger ones (photos, very long texts) are read in
+#: the thread, each read bounded by IO_TIMEOUT. At most worker_connections x
+#: (head + BODY_BUFFER) bytes wait in memory per worker.
+BODY_BUFFER = 64 * 1024
+
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t]*\r\n", re.IGNORECASE)
+_CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked", re.IGNORECASE)
+_EXPECT_CONTINUE = re.compile(rb"\r\nexpect[ \t]*:[ \t]*100-continue", re.IGNORECASE)
+
+
+class Connection(TConn):
+    """gthread's connection, with a time limit on every read and write made
+    in a thread, and the bytes received before a thread took it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.received = bytearray()
+        self.head_deadline = 0.0
+        self.ready = False  # the buffered request is complete: go to a thread
+
+    def init(self) -> None:
+        super().init()  # makes the socket blocking again, in the thread
+        self.sock.settimeout(IO_TIMEOUT)
+
+
+def request_complete(data: bytes | bytearray, head_limit: int) -> bool:
+    """Whether `data` holds a whole request head and its body (or as much of
+    the body as is buffered), or enough to let the parser refuse it."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return len(data) > head_limit
+    head = bytes(data[: end + 2])
+    received = len(data) - end - 4
+    if _EXPECT_CONTINUE.search(head):
+        return True  # the client sends its body once the thread answers 100 Continue
+    if _CHUNKED.search(head):
+        return data.endswith(b"0\r\n\r\n") or received >= BODY_BUFFER
+    match = _CONTENT_LENGTH.search(head)
+    length = int(match.group(1)) if match else 0
+    return received >= min(length, BODY_BUFFER)
+
+
+class BufferingWorker(ThreadWorker):
+    """gthread, except that every request is received in the event loop
+    before a thread serves it (see the module's docstring)."""
+
+    def head_limit(self) -> int:
+        cfg = self.cfg
+        return cfg.limit_request_line + cfg.limit_request_fields * (cfg.limit_request_field_size + 2) + 4
+
+    def accept(self, listener: Any) -> None:
+        try:
+            client, address = listener.accept()
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        self.nr_conns += 1
+        self.enqueue_req(Connection(self.cfg, client, address, listener.getsockname()))
+
+    def enqueue_req(self, conn: Any) -> None:
+        """Every way into a thread passes here (a new connection, a kept-alive
+        one becoming readable, bytes read ahead): receive the request first."""
+        if (conn.ready or not isinstance(conn, Connection) or self.cfg.is_ssl
+                or negotiation.prior_knowledge_allowed(self.cfg, conn.client)):
+            conn.ready = False
+            super().enqueue_req(conn)
+            return
+        now = time.monotonic()
+        conn.sock.setblocking(False)
+        conn.received = bytearray()
+        if conn.parser is not None:
+            # A kept-alive connection: bytes read ahead belong to this request.
+            conn.received += conn.parser.unreader.take_buffered()
+        conn.head_deadline = now + HEAD_TIMEOUT
+        if request_complete(conn.received, self.head_limit()):
+            self._hand_over(conn)
+            return
+        # Waiting connections share gthread's deadline queue; every entry
+        # gets the same delay, so the queue stays in deadline order.
+        conn.timeout = now + REQUEST_TIMEOUT
+        self.pending_conns.append(conn)
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._receive, conn))
+
+    def _receive(self, conn: Connection, _sock: Any) -> None:
+        try:
+            data = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            conn.received += data
+            if request_complete(conn.received, self.head_limit()):
+                self._stop_waiting(conn)
+                self._hand_over(conn)
+                return
+            if conn.received.find(b"\r\n\r\n") >= 0 or time.monotonic() < conn.head_deadline:
+                return
+        # The client went away, or has trickled its head for too long.
+        self._stop_waiting(conn)
+        self.nr_conns -= 1
+        conn.close()
+
+    def _stop_waiting(self, conn: Connection) -> None:
+        self.poller.unregister(conn.sock)
+        self.pending_conns.remove(conn)
+
+    def _hand_over(self, conn: Connection) -> None:
+        if conn.parser is None:
+            conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
+        conn.parser.unreader.unread(bytes(conn.received))
+        conn.received = bytearray()
+        conn.data_ready = True
+        conn.ready = True
+        self.enqueue_req(conn)
