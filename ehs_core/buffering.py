@@ -14,21 +14,24 @@ it costs a socket and its bytes, nothing more:
 - the head must arrive within `HEAD_TIMEOUT` seconds of the first wait, and
   head and buffered body within `REQUEST_TIMEOUT`, or the connection is
   closed (as nginx's client_header_timeout and client_body_timeout);
-- once in a thread, a read or write that makes no progress for
-  `IO_TIMEOUT` seconds ends the connection (an upload larger than the
-  buffer, a client that stops reading its answer);
+- once in a thread, a read that waits more than `IO_TIMEOUT` seconds ends
+  the request (the rest of an upload larger than the buffer);
 - a head larger than gunicorn's limits goes to a thread at once, where the
   parser refuses it (400/431).
 
-A proxy in front (deploy/nginx) does the same and more (it buffers answers
-too); this worker makes `pserve production.ini` hold up without one.
+Answers are written from the thread as in gthread: a client that reads a
+large download slowly holds its thread until the kernel has taken the last
+bytes. A proxy in front (deploy/nginx) buffers answers too, and whole
+uploads; this worker makes `pserve production.ini` hold up without one.
 """
 
 from __future__ import annotations
 
 import errno
 import re
+import select
 import selectors
+import socket
 import time
 from functools import partial
 from typing import Any
@@ -52,8 +55,7 @@ _EXPECT_CONTINUE = re.compile(rb"\r\nexpect[ \t]*:[ \t]*100-continue", re.IGNORE
 
 
 class Connection(TConn):
-    """gthread's connection, with a time limit on every read and write made
-    in a thread, and the bytes received before a thread took it."""
+    """gthread's connection, with the bytes received before a thread took it."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -61,9 +63,22 @@ class Connection(TConn):
         self.head_deadline = 0.0
         self.ready = False  # the buffered request is complete: go to a thread
 
-    def init(self) -> None:
-        super().init()  # makes the socket blocking again, in the thread
-        self.sock.settimeout(IO_TIMEOUT)
+
+class ReadTimeout:
+    """What the request parser reads from: the client's socket, where a read
+    that waits more than IO_TIMEOUT seconds fails (the thread's wait for the
+    rest of a large body is bounded; answers are written without a limit, so
+    a slow download is not cut short)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def recv(self, size: int) -> bytes:
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
+        if not poller.poll(IO_TIMEOUT * 1000):
+            raise TimeoutError(f"the client sent nothing for {IO_TIMEOUT:.0f} seconds")
+        return self.sock.recv(size)
 
 
 def request_complete(data: bytes | bytearray, head_limit: int) -> bool:
@@ -151,7 +166,7 @@ class BufferingWorker(ThreadWorker):
 
     def _hand_over(self, conn: Connection) -> None:
         if conn.parser is None:
-            conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
+            conn.parser = http.get_parser(self.cfg, ReadTimeout(conn.sock), conn.client)
         conn.parser.unreader.unread(bytes(conn.received))
         conn.received = bytearray()
         conn.data_ready = True

@@ -234,3 +234,18 @@ def test_a_client_cannot_escape_the_sign_in_bound_by_naming_another_address(prod
     assert login_from(production_server, "127.0.0.2", "198.51.100.200", "late@acme.test") == 429
     # The same header from the trusted proxy names a different client.
     assert login_from(production_server, "127.0.0.1", "198.51.100.200", "late@acme.test") == 401
+
+
+def test_a_thread_stops_waiting_for_a_client_that_stalls_mid_body(monkeypatch):
+    """The rest of a body larger than the buffer is read in a thread; a
+    client that stops sending does not keep that thread."""
+    monkeypatch.setattr(buffering, "IO_TIMEOUT", 0.3)
+    server_side, client_side = socket.socketpair()
+    with server_side, client_side:
+        source = buffering.ReadTimeout(server_side)
+        client_side.sendall(b"part of a photo")
+        assert source.recv(1024) == b"part of a photo"
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            source.recv(1024)
+        assert 0.25 < time.monotonic() - started < 2
