@@ -17,7 +17,8 @@ it costs a socket and its bytes, nothing more:
 - once in a thread, a read that waits more than `IO_TIMEOUT` seconds ends
   the request (the rest of an upload larger than the buffer);
 - a head larger than gunicorn's limits goes to a thread at once, where the
-  parser refuses it (400/431).
+  parser refuses it (400/431); so does a request with a chunked body or
+  `Expect: 100-continue` once its head is in.
 
 Answers are written from the thread as in gthread: a client that reads a
 large download slowly holds its thread until the kernel has taken the last
@@ -59,9 +60,35 @@ class Connection(TConn):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.received = bytearray()
-        self.head_deadline = 0.0
         self.ready = False  # the buffered request is complete: go to a thread
+        self.restart(b"", 0.0)
+
+    def restart(self, received: bytes, now: float) -> None:
+        """Start receiving the next request, from bytes already read ahead."""
+        self.received = bytearray(received)
+        self.head_deadline = now + HEAD_TIMEOUT
+        self.scanned = 0  # where the search for the head's end resumes
+        self.head_end = -1
+        self.body_wanted = 0
+
+    def request_complete(self, head_limit: int) -> bool:
+        """Whether the request's head and its body (as much of it as is
+        buffered) are in, or enough to let the parser refuse it. Incremental:
+        a client sending a byte at a time costs a byte's work each time."""
+        if self.head_end < 0:
+            end = self.received.find(b"\r\n\r\n", max(0, self.scanned - 3))
+            self.scanned = len(self.received)
+            if end < 0:
+                return len(self.received) > head_limit
+            self.head_end = end + 4
+            head = bytes(self.received[: end + 2])
+            if _EXPECT_CONTINUE.search(head) or _CHUNKED.search(head):
+                # The client sends its body once the thread answers 100
+                # Continue; a chunked body is read in the thread.
+                return True
+            match = _CONTENT_LENGTH.search(head)
+            self.body_wanted = min(int(match.group(1)) if match else 0, BODY_BUFFER)
+        return len(self.received) - self.head_end >= self.body_wanted
 
 
 class ReadTimeout:
@@ -79,23 +106,6 @@ class ReadTimeout:
         if not poller.poll(IO_TIMEOUT * 1000):
             raise TimeoutError(f"the client sent nothing for {IO_TIMEOUT:.0f} seconds")
         return self.sock.recv(size)
-
-
-def request_complete(data: bytes | bytearray, head_limit: int) -> bool:
-    """Whether `data` holds a whole request head and its body (or as much of
-    the body as is buffered), or enough to let the parser refuse it."""
-    end = data.find(b"\r\n\r\n")
-    if end < 0:
-        return len(data) > head_limit
-    head = bytes(data[: end + 2])
-    received = len(data) - end - 4
-    if _EXPECT_CONTINUE.search(head):
-        return True  # the client sends its body once the thread answers 100 Continue
-    if _CHUNKED.search(head):
-        return data.endswith(b"0\r\n\r\n") or received >= BODY_BUFFER
-    match = _CONTENT_LENGTH.search(head)
-    length = int(match.group(1)) if match else 0
-    return received >= min(length, BODY_BUFFER)
 
 
 class BufferingWorker(ThreadWorker):
@@ -126,12 +136,9 @@ class BufferingWorker(ThreadWorker):
             return
         now = time.monotonic()
         conn.sock.setblocking(False)
-        conn.received = bytearray()
-        if conn.parser is not None:
-            # A kept-alive connection: bytes read ahead belong to this request.
-            conn.received += conn.parser.unreader.take_buffered()
-        conn.head_deadline = now + HEAD_TIMEOUT
-        if request_complete(conn.received, self.head_limit()):
+        # On a kept-alive connection, bytes read ahead belong to this request.
+        conn.restart(conn.parser.unreader.take_buffered() if conn.parser is not None else b"", now)
+        if conn.request_complete(self.head_limit()):
             self._hand_over(conn)
             return
         # Waiting connections share gthread's deadline queue; every entry
@@ -149,11 +156,11 @@ class BufferingWorker(ThreadWorker):
             data = b""
         if data:
             conn.received += data
-            if request_complete(conn.received, self.head_limit()):
+            if conn.request_complete(self.head_limit()):
                 self._stop_waiting(conn)
                 self._hand_over(conn)
                 return
-            if conn.received.find(b"\r\n\r\n") >= 0 or time.monotonic() < conn.head_deadline:
+            if conn.head_end >= 0 or time.monotonic() < conn.head_deadline:
                 return
         # The client went away, or has trickled its head for too long.
         self._stop_waiting(conn)

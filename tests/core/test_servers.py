@@ -176,6 +176,12 @@ def test_requests_of_every_shape_are_still_served(production_server):
         assert sock.recv(1024).startswith(b"HTTP/1.1 100 Continue")
         sock.sendall(body)
         assert sock.recv(65536).startswith(b"HTTP/1.1 401 Unauthorized")
+    # A request trickled a byte at a time, but within the time limits.
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for byte in login(wrong):
+            sock.send(bytes([byte]))
+            time.sleep(0.005)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 401 Unauthorized")
     # A chunked body.
     chunked = (b"POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                b"Transfer-Encoding: chunked\r\n\r\n" + f"{len(wrong):x}".encode() + b"\r\n" + wrong
