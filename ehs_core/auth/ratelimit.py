@@ -109,30 +109,32 @@ def client_address(request: Request) -> str:
 class SignInAttempt:
     """The limits' answer to one sign-in attempt (see `sign_in`)."""
 
-    request: Request
+    dbsession: Session
+    client: str
     wait: dt.timedelta | None
 
     def failed(self) -> None:
         """Count a failed attempt against the client address."""
-        self.request.dbsession.add(RateLimitHit(key=_key(LOGIN_CLIENT, client_address(self.request)),
-                                                at=utcnow()))
-        self.request.dbsession.flush()
+        self.dbsession.add(RateLimitHit(key=_key(LOGIN_CLIENT, self.client), at=utcnow()))
+        self.dbsession.flush()
 
 
-def sign_in(request: Request, email: str) -> SignInAttempt:
+def sign_in(dbsession: Session, email: str, client: str) -> SignInAttempt:
     """Check a sign-in attempt against both bounds: refused (`wait` is the
-    time to wait) while the client address has too many failed attempts,
-    without counting it for the account; otherwise counted for the account
-    as before. The caller calls `failed()` on the answer when the password
-    was wrong, which is what the address bound counts (an office behind one
-    address signs in many times a day, rarely fails often)."""
-    key = _key(LOGIN_CLIENT, client_address(request))
-    advisory_lock(request.dbsession, f"ratelimit:{key}")
-    wait = _wait(request.dbsession, LOGIN_CLIENT, key)
+    time to wait) while the client address (`client_address(request)`) has
+    too many failed attempts, without counting it for the account; otherwise
+    counted for the account as before. The caller calls `failed()` on the
+    answer when the password was wrong, and must let the transaction commit
+    (answer rather than raise): failures are what the address bound counts,
+    as an office behind one address signs in many times a day but rarely
+    fails often."""
+    key = _key(LOGIN_CLIENT, client)
+    advisory_lock(dbsession, f"ratelimit:{key}")
+    wait = _wait(dbsession, LOGIN_CLIENT, key)
     if wait is not None:
         log.warning("sign-in throttled for a client address (too many failed attempts)")
-        return SignInAttempt(request, wait)
-    return SignInAttempt(request, hit(request.dbsession, LOGIN, email))
+        return SignInAttempt(dbsession, client, wait)
+    return SignInAttempt(dbsession, client, hit(dbsession, LOGIN, email))
 
 
 def purge(dbsession: Session) -> int:

@@ -104,7 +104,7 @@ def login(request: Request) -> Response:
     data = request.validated
     email = normalize_email(data["email"])
     passwords = request.registry["passwords"]
-    attempt = ratelimit.sign_in(request, email)
+    attempt = ratelimit.sign_in(request.dbsession, email, ratelimit.client_address(request))
     if (wait := attempt.wait) is not None:
         log.warning("login throttled for an account (too many attempts)")
         return error_response(request, 429, "Too many sign-in attempts; try again later",
