@@ -105,8 +105,8 @@ def login(request: Request) -> Response:
     data = request.validated
     email = normalize_email(data["email"])
     hasher = passwords(request.registry)
-    wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
-    if wait is not None:
+    attempt = ratelimit.sign_in(request.dbsession, email, ratelimit.client_address(request))
+    if (wait := attempt.wait) is not None:
         log.warning("login throttled for an account (too many attempts)")
         return error_response(request, 429, "Too many sign-in attempts; try again later",
                               headers={"Retry-After": retry_after(wait)})
@@ -114,6 +114,7 @@ def login(request: Request) -> Response:
     stored = user.password_hash if user is not None else None
     if not hasher.verify(stored, data["password"]) or not user.active:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
+        attempt.failed()
         return error_response(request, 401, "Invalid email or password")
     if hasher.needs_rehash(stored):
         user.password_hash = hasher.hash(data["password"])
