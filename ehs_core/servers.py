@@ -8,11 +8,68 @@ are believed) and `workers=N` (sized to the host's cores).
 A value in the ini's [DEFAULT] section would override the command line's
 variables (configparser reads the file after its defaults), so the port is
 taken from the command line here and otherwise from the server section.
+
+`forwarded_allow_ips` is also where the client's address comes from: gunicorn
+believes X-Forwarded-Proto only from those peers, and `ForwardedClient` puts
+the client named by their X-Forwarded-For into REMOTE_ADDR, which is all the
+application reads (the sign-in limiter's per-address bound). From any other
+peer the header is ignored, so a client cannot choose its own address.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class ForwardedClient:
+    """WSGI middleware: REMOTE_ADDR becomes the client a trusted proxy names.
+
+    X-Forwarded-For is read right to left, each proxy having appended the
+    address it received the request from; the first address that is not a
+    trusted proxy is the client. Entries further left were written by the
+    client itself and are never used. `*` trusts any peer but still only one
+    hop: the address the nearest proxy saw.
+    """
+
+    def __init__(self, app: Callable[..., Any], trusted: str) -> None:
+        self.app = app
+        self.any_peer = "*" in (t.strip() for t in trusted.split(","))
+        self.trusted: list[Network] = [ipaddress.ip_network(t.strip(), strict=False)
+                                       for t in trusted.split(",") if t.strip() and t.strip() != "*"]
+
+    def is_trusted(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address.strip())
+        except ValueError:
+            return False
+        return any(ip in network for network in self.trusted)
+
+    def client(self, peer: str, forwarded: str) -> str:
+        if not (self.any_peer or self.is_trusted(peer)):
+            return peer
+        for hop in reversed([h.strip() for h in forwarded.split(",") if h.strip()]):
+            try:
+                ipaddress.ip_address(hop)
+            except ValueError:
+                break  # not an address a proxy of ours wrote: believe nothing further
+            if self.any_peer or not self.is_trusted(hop):
+                return hop
+        return peer
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        forwarded = environ.get("HTTP_X_FORWARDED_FOR")
+        peer = environ.get("REMOTE_ADDR", "")
+        if forwarded and peer:
+            client = self.client(peer, forwarded)
+            if client != peer:
+                environ["ehs.proxy_addr"] = peer
+                environ["REMOTE_ADDR"] = client
+        return self.app(environ, start_response)
 
 
 def _with_port(address: str, port: str | None, host: str | None = None) -> str:
@@ -37,4 +94,6 @@ def gunicorn(app: Any, global_conf: dict[str, Any], **local: Any) -> Any:
     for key in ("forwarded_allow_ips", "workers"):
         if global_conf.get(key):
             local[key] = global_conf[key]
-    return serve(app, global_conf, **local)
+    # gunicorn's own default for the setting, so both uses agree.
+    trusted = local.get("forwarded_allow_ips") or os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+    return serve(ForwardedClient(app, trusted), global_conf, **local)

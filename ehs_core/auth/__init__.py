@@ -2,6 +2,7 @@
 
 from pyramid.config import Configurator
 
+from ehs_core.auth import ratelimit
 from ehs_core.auth.passwords import REGISTRY_KEY, Passwords
 from ehs_core.auth.sessions import session_identity
 
@@ -10,6 +11,7 @@ def includeme(config: Configurator) -> None:
     config.registry[REGISTRY_KEY] = Passwords(config.get_settings()["ehs.password_profile"])
     config.add_identity_provider("session", session_identity)
     config.include(".origin")
+    config.add_periodic_job(ratelimit.PURGE_JOB, ratelimit.purge_job, ratelimit.PURGE_SCHEDULE)
     for name in ("magic_link", "password_reset", "invitation"):
         config.add_mail_template(name, f"ehs_core.mail:templates/{name}.txt")
 

@@ -38,7 +38,8 @@ class AuthToken(Base):
 
 class RateLimitHit(Base):
     """One counted attempt. Kept in the database so limits hold across worker
-    processes; old rows are pruned as new ones arrive."""
+    processes; a key's old rows are pruned as new ones arrive, and every
+    expired row by the periodic purge (ratelimit.purge)."""
 
     __tablename__ = "rate_limit_hits"
     __table_args__ = (Index("ix_rate_limit_hits_key_at", "key", "at"),)

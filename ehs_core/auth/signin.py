@@ -86,17 +86,20 @@ def complete_setup(request: Request, data: dict[str, Any]) -> User:
 
 def authenticate(request: Request, email: str, password: str) -> User:
     """The active user with this email and password, within the attempt
-    limit (spec: 429 after 10 attempts per email in 15 minutes)."""
+    limits (spec: 429 after 10 attempts per email in 15 minutes; and a bound
+    on failures per client address, `ratelimit.sign_in`). A Refusal must be
+    answered, not raised through the transaction: the counts must commit."""
     email = normalize_email(email)
     hasher = passwords(request.registry)
-    wait = ratelimit.hit(request.dbsession, ratelimit.LOGIN, email)
-    if wait is not None:
+    attempt = ratelimit.sign_in(request.dbsession, email, ratelimit.client_address(request))
+    if (wait := attempt.wait) is not None:
         log.warning("login throttled for an account (too many attempts)")
         raise Refusal(429, "Too many sign-in attempts; try again later", retry_after=wait)
     user = request.dbsession.execute(select(User).where(User.email == email)).scalar()
     stored = user.password_hash if user is not None else None
     if not hasher.verify(stored, password) or not user.active:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
+        attempt.failed()
         raise Refusal(401, "Invalid email or password")
     if hasher.needs_rehash(stored):
         user.password_hash = hasher.hash(password)

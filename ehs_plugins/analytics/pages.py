@@ -22,7 +22,8 @@ LIST = "incidents"
 def saved_views_tool(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     """The list tool: the caller's views of the incident list as links."""
     base = request.route_path("page.incidents")
-    views = [{"name": view.name, "shared": view.shared, "url": base + "?" + urlencode(view.filters, doseq=True)}
+    views = [{"name": view.name, "shared": view.shared,
+              "url": base + "?" + urlencode(view.filters, doseq=True)}
              for view in saved_views.visible_views(request, LIST)]
     return {"views": views, "filters": filters,
             "can_share": role_at_least(request.identity.role, Role.supervisor)}
