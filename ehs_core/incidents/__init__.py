@@ -10,7 +10,14 @@ from pyramid.request import Request
 from sqlalchemy import Select
 
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.schemas import DATE_QUERY, SEVERITY_QUERY, SITE_QUERY, STATUS_QUERY, TYPE_QUERY
+from ehs_core.incidents.schemas import (
+    AREA_QUERY,
+    DATE_QUERY,
+    SEVERITY_QUERY,
+    SITE_QUERY,
+    STATUS_QUERY,
+    TYPE_QUERY,
+)
 from ehs_core.sites.zones import server_zone
 
 INCIDENT = r"/api/incidents/{number:\d{1,9}}"
@@ -21,10 +28,6 @@ def _column_filter(column: Any):
     def apply(query: Select, values: list[Any], request: Request) -> Select:
         return query.where(column.in_(values))
     return apply
-
-
-def _area_filter(query: Select, value: Any, request: Request) -> Select:
-    return query.where(Incident.area_id == value)
 
 
 def _day_start(request: Request, day: dt.date) -> dt.datetime:
@@ -54,7 +57,7 @@ def includeme(config: Configurator) -> None:
     config.add_incident_filter("severity", SEVERITY_QUERY, _column_filter(Incident.severity))
     config.add_incident_filter("status", STATUS_QUERY, _column_filter(Incident.status))
     config.add_incident_filter("siteId", SITE_QUERY, _column_filter(Incident.site_id))
-    config.add_incident_filter("areaId", SITE_QUERY, _area_filter)
+    config.add_incident_filter("areaId", AREA_QUERY, _column_filter(Incident.area_id))
     config.add_incident_filter("from", DATE_QUERY, _occurred_from)
     config.add_incident_filter("to", DATE_QUERY, _occurred_to)
     config.add_mail_template("incident_reported", "ehs_core.mail:templates/incident_reported.txt")

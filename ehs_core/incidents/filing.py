@@ -189,20 +189,21 @@ def update_incident(request: Request, incident: Incident, data: dict[str, Any]) 
     return changes
 
 
-def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]:
-    """A signed-in user's report, whichever face sends it: filed and numbered,
-    or — for a retry of the same clientId — the stored report, which goes
-    back only to whoever may have it (else Conflict / Unprocessable, as
-    `check_replay` says). Returns (incident, created)."""
-    from ehs_core.incidents.resources import IncidentContext
-    from ehs_core.security import Permission
+def check_user_replay(request: Request, incident: Incident, data: dict[str, Any]) -> None:
+    """A signed-in user's retry: the stored report comes back only if this
+    user (or, for an anonymous report, a user) filed it under the clientId."""
+    check_replay(incident, data, filed_by(incident, user_filer(data["anonymous"], request.identity.user_id)))
 
+
+def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]:
+    """A signed-in user's report from a page: filed and numbered at once, or
+    — for a retry of the same clientId — the stored report (see
+    `check_user_replay`). Returns (incident, created). The JSON API files in
+    two steps instead, to build its answer outside the numbering lock."""
     user = request.identity.user
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
-        check_replay(incident, data, sender_filed_it=(
-            incident.anonymous or incident.reporter_id == user.id or request.has_permission(
-                Permission.view_incident, IncidentContext(request, incident))))
+        check_user_replay(request, incident, data)
         return incident, False
     number_incident(request, incident)
     return incident, True

@@ -79,6 +79,8 @@ TYPE_QUERY = enum_query(IncidentType)
 SEVERITY_QUERY = enum_query(Severity)
 SITE_QUERY = field(Several(QueryInt()), missing=None,
                    description="Repeat the parameter to match any of several sites")
+AREA_QUERY = field(Several(QueryInt()), missing=None,
+                   description="Repeat the parameter to match any of several areas")
 DATE_QUERY = field(Date(), missing=None, description="a calendar day YYYY-MM-DD, in the server's zone")
 
 

@@ -21,9 +21,14 @@ DEFAULT_DOMAIN = "ehs"
 
 
 def domain_of(template_name: str | None) -> str:
-    if template_name and template_name.startswith("ehs_plugins."):
-        return "ehs_" + template_name.split(".", 2)[1].split(":", 1)[0]
-    return DEFAULT_DOMAIN
+    """"ehs_<plugin>" for a template named by the asset spec of a plugin
+    package ("pkg.plugin:templates/x.html"), else the core's domain."""
+    if not template_name or ":" not in template_name:
+        return DEFAULT_DOMAIN
+    package = template_name.split(":", 1)[0]
+    if package.split(".", 1)[0] == "ehs_core":
+        return DEFAULT_DOMAIN
+    return "ehs_" + package.rsplit(".", 1)[-1]
 
 
 @pass_context

@@ -220,6 +220,9 @@ def report_page(request: Request) -> Response:
     )
     response = Response(body, content_type="text/html", charset="utf-8")
     response.headers.update(PAGE_HEADERS)
+    # The address holds the link's token, and the page posts with fetch
+    # (whose Origin no referrer policy removes): no Referer at all.
+    response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["Content-Security-Policy"] = (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
