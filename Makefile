@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint system-deps install clean
+.PHONY: run test lint system-deps install clean messages
 
 system-deps:
 	@$(PYTHON) -c "import ctypes.util, sys; sys.exit(0 if ctypes.util.find_library('magic') else 1)" || { \
@@ -34,6 +34,21 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ehs_core ehs_plugins tests bench
+
+PLUGINS_WITH_PAGES := analytics
+# Translations (Babel): extract every marked string of the core into its
+# template, merge it into the catalogues and compile them.
+messages: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k translate -k _ --no-location --omit-header --sort-output \
+	  -o ehs_core/locale/ehs.pot .
+	$(BIN)/pybabel update -D ehs -i ehs_core/locale/ehs.pot -d ehs_core/locale --omit-header
+	$(BIN)/pybabel compile -D ehs -d ehs_core/locale
+	for plugin in $(PLUGINS_WITH_PAGES); do \
+	  $(BIN)/pybabel extract -F ehs_plugins/$$plugin/babel.cfg -k translate -k _ --no-location \
+	    --omit-header --sort-output -o ehs_plugins/$$plugin/locale/ehs_$$plugin.pot ehs_plugins/$$plugin && \
+	  $(BIN)/pybabel update -D ehs_$$plugin -i ehs_plugins/$$plugin/locale/ehs_$$plugin.pot \
+	    -d ehs_plugins/$$plugin/locale --omit-header --init-missing -l en && \
+	  $(BIN)/pybabel compile -D ehs_$$plugin -d ehs_plugins/$$plugin/locale; done
 
 clean:
 	rm -rf $(VENV) var/ehs.sqlite* *.egg-info

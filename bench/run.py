@@ -359,6 +359,10 @@ def scenarios(f: dict[str, Any]) -> list[Scenario]:
         Scenario("list_q", f"list q={common} (a common word)", "get", [f"/api/incidents?q={common}"]),
         Scenario("list_q_rare", f"list q={rare} (a rarer word)", "get", [f"/api/incidents?q={rare}"]),
         Scenario("detail", "detail of a random incident", "detail", [str(f["total"])]),
+        # The pages over the same operations (Web app I: at most 1.5 times their JSON).
+        Scenario("list_page", "incident list page (HTML), default page", "get", ["/incidents"]),
+        Scenario("detail_page", "incident page (HTML) of a random incident", "detail_page",
+                 [str(f["total"])]),
         Scenario("create", "create", "create", [str(f["site_id"]), f["occurred_at"]]),
         Scenario("update", "update (PATCH title)", "update", [str(f["total"])]),
         Scenario("transition", "transition (reopen a closed incident)", "transition", [f["closed_file"]],
@@ -498,12 +502,16 @@ TARGETS = [
     *((key, "p50", f"{name}: p50 < 15 ms") for key, name in LATENCY_ROWS),
     *((key, "share", f"{name}: req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's")
       for key, name in LATENCY_ROWS),
+    ("list_page", "page", "list page: p50 <= 1.5 x the JSON list's"),
+    ("detail_page", "page", "incident page: p50 <= 1.5 x the JSON detail's"),
     ("create", "rps", "create: >= 150 req/s"),
     ("export", "export", "export of 10,000 rows: < 1.5 s, peak memory growth < 50 MB"),
     ("overview", "p50", "overview: p50 < 150 ms"),
     ("analytics", "p50", "3-year analytics: p50 < 500 ms"),
     ("osha_log", "p50", "OSHA log of a site-year: p50 < 200 ms"),
 ]
+PAGE_OF = {"list_page": "list", "detail_page": "detail"}
+PAGE_RATIO = 1.5
 P50_LIMITS_MS = {"overview": 150, "analytics": 500, "osha_log": 200}
 
 
@@ -521,6 +529,10 @@ def check(figures: dict[str, Any], key: str, kind: str) -> tuple[str, bool]:
     if kind == "share":
         part = share(figures, key) or 0
         return f"{item['rps']:.0f} req/s = {part:.0%} of bare", part >= THROUGHPUT_SHARE
+    if kind == "page":
+        json_key = PAGE_OF[key]
+        ratio = item["p50_ms"] / figures[json_key]["p50_ms"]
+        return f"p50 {item['p50_ms']:.1f} ms = {ratio:.2f} x {json_key}'s", ratio <= PAGE_RATIO
     if kind == "rps":
         return f"{item['rps']:.0f} req/s", item["rps"] >= 150
     if kind == "export":

@@ -3,6 +3,7 @@
 -- MODE:
 --   get PATH                      the same GET every time
 --   detail MAX                    GET /api/incidents/<random 1..MAX>
+--   detail_page MAX               GET /incidents/<random 1..MAX> (the incident page)
 --   create SITE_ID OCCURRED_AT RUN
 --                                 POST /api/incidents (clientId unique per RUN, thread and request;
 --                                 rotating type and severity)
@@ -62,6 +63,8 @@ function request()
     return wrk.format("GET", p1)
   elseif mode == "detail" then
     return wrk.format("GET", "/api/incidents/" .. math.random(1, tonumber(p1)))
+  elseif mode == "detail_page" then
+    return wrk.format("GET", "/incidents/" .. math.random(1, tonumber(p1)))
   elseif mode == "create" then
     local body = string.format(
       '{"title":"Bench report %d-%d","type":"%s","severity":"%s","occurredAt":"%s","siteId":%s,' ..

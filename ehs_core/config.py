@@ -27,6 +27,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.intake")  # body size limits, UTF-8 query strings
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job
+    config.include("ehs_core.ui")  # templates, layout, add_nav_item/add_incident_panel/add_dashboard_card
     config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
     config.include("ehs_core.health")  # liveness, readiness
     config.include("ehs_core.users")
@@ -37,7 +38,6 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.investigation")
     config.include("ehs_core.actions")  # also the daily digest job
     config.include("ehs_core.attachments")
-    config.include("ehs_core.pages")  # /auth/magic, /auth/reset
     config.include("ehs_core.seed")  # add_seeder, for `ehs seed`
     config.include("ehs_core.openapi")  # /api/openapi.json, built from the registrations
     config.commit()

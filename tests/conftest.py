@@ -1,1 +1,1 @@
-pytest_plugins = ["ehs_core.testing"]
+pytest_plugins = ["ehs_core.testing", "ehs_core.browser_testing"]

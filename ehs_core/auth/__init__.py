@@ -26,3 +26,4 @@ def includeme(config: Configurator) -> None:
     config.add_route("auth.password", "/api/auth/password")
     config.scan(".views")
     config.scan(".listeners")
+    config.include(".pages")  # sign-in, setup, emailed-link pages, account

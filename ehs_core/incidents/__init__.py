@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from pyramid.config import Configurator
@@ -9,7 +10,15 @@ from pyramid.request import Request
 from sqlalchemy import Select
 
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.schemas import SEVERITY_QUERY, SITE_QUERY, STATUS_QUERY, TYPE_QUERY
+from ehs_core.incidents.schemas import (
+    AREA_QUERY,
+    DATE_QUERY,
+    SEVERITY_QUERY,
+    SITE_QUERY,
+    STATUS_QUERY,
+    TYPE_QUERY,
+)
+from ehs_core.sites.zones import server_zone
 
 INCIDENT = r"/api/incidents/{number:\d{1,9}}"
 FACTORY = "ehs_core.incidents.resources.incident_factory"
@@ -19,6 +28,21 @@ def _column_filter(column: Any):
     def apply(query: Select, values: list[Any], request: Request) -> Select:
         return query.where(column.in_(values))
     return apply
+
+
+def _day_start(request: Request, day: dt.date) -> dt.datetime:
+    """Midnight of a calendar day in the server's zone (TZ), as periods are
+    read elsewhere (the analytics periods and due dates)."""
+    return dt.datetime.combine(day, dt.time(), server_zone(request.registry))
+
+
+def _occurred_from(query: Select, value: dt.date, request: Request) -> Select:
+    return query.where(Incident.occurred_at >= _day_start(request, value))
+
+
+def _occurred_to(query: Select, value: dt.date, request: Request) -> Select:
+    """Until the end of that day, inclusive."""
+    return query.where(Incident.occurred_at < _day_start(request, value + dt.timedelta(days=1)))
 
 
 def includeme(config: Configurator) -> None:
@@ -33,8 +57,12 @@ def includeme(config: Configurator) -> None:
     config.add_incident_filter("severity", SEVERITY_QUERY, _column_filter(Incident.severity))
     config.add_incident_filter("status", STATUS_QUERY, _column_filter(Incident.status))
     config.add_incident_filter("siteId", SITE_QUERY, _column_filter(Incident.site_id))
+    config.add_incident_filter("areaId", AREA_QUERY, _column_filter(Incident.area_id))
+    config.add_incident_filter("from", DATE_QUERY, _occurred_from)
+    config.add_incident_filter("to", DATE_QUERY, _occurred_to)
     config.add_mail_template("incident_reported", "ehs_core.mail:templates/incident_reported.txt")
     config.scan(".views")
     config.scan(".export")
     config.scan(".notices")
     config.scan(".numbering")  # the counter of a new organization
+    config.include(".pages")  # /incidents, /incidents/new, /incidents/<number>

@@ -187,3 +187,23 @@ def update_incident(request: Request, incident: Incident, data: dict[str, Any]) 
         publish(request, IncidentUpdated(request, incident=incident, changes=changes,
                                          actor_id=actor(request)))
     return changes
+
+
+def check_user_replay(request: Request, incident: Incident, data: dict[str, Any]) -> None:
+    """A signed-in user's retry: the stored report comes back only if this
+    user (or, for an anonymous report, a user) filed it under the clientId."""
+    check_replay(incident, data, filed_by(incident, user_filer(data["anonymous"], request.identity.user_id)))
+
+
+def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]:
+    """A signed-in user's report from a page: filed and numbered at once, or
+    — for a retry of the same clientId — the stored report (see
+    `check_user_replay`). Returns (incident, created). The JSON API files in
+    two steps instead, to build its answer outside the numbering lock."""
+    user = request.identity.user
+    incident, created = file_incident(request, data, user.organization_id, user.id)
+    if not created:
+        check_user_replay(request, incident, data)
+        return incident, False
+    number_incident(request, incident)
+    return incident, True

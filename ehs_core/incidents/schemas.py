@@ -6,7 +6,7 @@ from typing import Any
 import colander
 
 from ehs_core.incidents.models import IncidentType, Severity, Status
-from ehs_core.schemas import Bool, Choice, DateTime, Int, QueryInt, Several, Str, drop, field, text
+from ehs_core.schemas import Bool, Choice, Date, DateTime, Int, QueryInt, Several, Str, drop, field, text
 
 
 class OccurredAt(DateTime):
@@ -79,6 +79,9 @@ TYPE_QUERY = enum_query(IncidentType)
 SEVERITY_QUERY = enum_query(Severity)
 SITE_QUERY = field(Several(QueryInt()), missing=None,
                    description="Repeat the parameter to match any of several sites")
+AREA_QUERY = field(Several(QueryInt()), missing=None,
+                   description="Repeat the parameter to match any of several areas")
+DATE_QUERY = field(Date(), missing=None, description="a calendar day YYYY-MM-DD, in the server's zone")
 
 
 class CommentSchema(colander.MappingSchema):

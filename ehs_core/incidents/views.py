@@ -11,14 +11,7 @@ from pyramid.view import view_config
 
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
-from ehs_core.incidents.filing import (
-    check_replay,
-    file_incident,
-    filed_by,
-    number_incident,
-    update_incident,
-    user_filer,
-)
+from ehs_core.incidents.filing import check_user_replay, file_incident, number_incident, update_incident
 from ehs_core.incidents.listing import list_page, list_schema
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.resources import IncidentContext
@@ -51,7 +44,7 @@ def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
     that identity may see: the detail if it may open the incident, else the
     report as it was filed (an anonymous reporter cannot open their report,
     and its investigation is not theirs to read)."""
-    check_replay(incident, data, filed_by(incident, user_filer(data["anonymous"], request.identity.user_id)))
+    check_user_replay(request, incident, data)
     request.response.status = 200
     context = IncidentContext(request, incident)
     if request.has_permission(Permission.view_incident, context):

@@ -21,11 +21,11 @@ from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, TooMany, invalid
 from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
 from ehs_core.incidents.models import Incident
-from ehs_core.pages import PAGE_HEADERS
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
+from ehs_core.ui import PAGE_HEADERS
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
@@ -220,6 +220,9 @@ def report_page(request: Request) -> Response:
     )
     response = Response(body, content_type="text/html", charset="utf-8")
     response.headers.update(PAGE_HEADERS)
+    # The address holds the link's token, and the page posts with fetch
+    # (whose Origin no referrer policy removes): no Referer at all.
+    response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["Content-Security-Policy"] = (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")

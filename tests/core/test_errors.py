@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from ehs_core.auth import signin
 from ehs_core.auth import views as auth_views
 from ehs_core.testing import PASSWORD, PUBLIC_URL
 
@@ -24,9 +25,9 @@ def test_known_route_with_an_unsupported_method_is_a_json_error(client):
     assert set(response.json) == {"error"}
 
 
-def test_unknown_page_outside_the_api_is_a_plain_404(client):
+def test_unknown_page_outside_the_api_is_the_404_page(client):
     response = client.get("/no-such-page", status=404)
-    assert response.content_type == "text/plain"
+    assert response.content_type == "text/html" and "Page not found" in response.text
 
 
 @pytest.mark.parametrize("body", [b"{", b'{"email": "a@b.test",}', b"\xff\xfe", b"{'email': 1}"])
@@ -64,7 +65,7 @@ def test_unexpected_error_is_a_generic_500_without_internals(client, monkeypatch
     def broken(request):
         raise RuntimeError("secret internal detail at /srv/ehs/db.py")
 
-    monkeypatch.setattr(auth_views, "needs_setup", broken)
+    monkeypatch.setattr(signin, "needs_setup", broken)
     caplog.set_level(logging.ERROR, logger="ehs_core")
     response = client.get("/api/setup", status=500)
     assert response.json == {"error": "Internal server error"}

@@ -1,69 +1,143 @@
-"""The pages emailed links open (/auth/magic, /auth/reset)."""
+"""Sign-in, setup, emailed-link and account pages: plain forms over the
+same operations as /api/auth, ending on the home page, signed in."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
-import pytest
-
+from ehs_core.testing import PASSWORD
 from tests.core.auth.support import create_user, token_in
 
-PAGES = {"/auth/magic": "/api/auth/magic-link/verify", "/auth/reset": "/api/auth/password-reset/confirm"}
-TOKEN = "SECRETtoken_value-123"
+
+def form_with(response, action: str):
+    for form in response.forms.values():
+        if form.action == action:
+            return form
+    raise AssertionError(f"no form posting to {action}")
 
 
-@pytest.mark.parametrize("path", sorted(PAGES))
-def test_page_is_html_with_strict_headers(client, path):
-    response = client.get(f"{path}?token={TOKEN}", status=200)
-    assert response.content_type == "text/html"
-    assert response.headers["Referrer-Policy"] == "no-referrer"
-    csp = response.headers["Content-Security-Policy"]
-    directives = {part.split()[0]: part.split()[1:] for part in csp.split(";") if part.strip()}
-    assert directives["default-src"] == ["'none'"]
-    assert directives["script-src"] == ["'self'"]
-    assert directives["frame-ancestors"] == ["'none'"]
-    assert "'unsafe-inline'" not in csp
-    assert response.headers["X-Content-Type-Options"] == "nosniff"
-    assert "no-store" in response.headers["Cache-Control"]
+def test_first_run_opens_setup_and_ends_signed_in_on_home(client):
+    response = client.get("/", status=302).follow(status=302)
+    assert response.location.endswith("/setup")
+    page = response.follow()
+    form = form_with(page, "/setup")
+    form["organizationName"], form["name"] = "Acme Works", "Ada Admin"
+    form["email"], form["password"] = "ada@acme.test", PASSWORD
+    home = form.submit(status=302).follow()
+    assert "Hello, Ada Admin" in home.text
+    assert "Acme Works" in home.text
+    # Setup stays closed once done.
+    assert client.get("/setup", status=302).location.endswith("/sign-in")
 
 
-@pytest.mark.parametrize("path", sorted(PAGES))
-def test_page_posts_to_its_endpoint_and_does_not_echo_the_token(client, path):
-    html = client.get(f"{path}?token={TOKEN}").text
-    assert f'data-endpoint="{PAGES[path]}"' in html
-    assert TOKEN not in html
-    assert '<meta name="referrer" content="no-referrer">' in html
+def test_setup_shows_field_errors_in_plain_words(client):
+    form = form_with(client.get("/setup"), "/setup")
+    form["organizationName"], form["name"], form["email"], form["password"] = "Acme", "Ada", "nope", "short"
+    page = form.submit(status=400)
+    assert 'id="email-error"' in page.text and "Must be an email address" in page.text
+    assert 'id="password-error"' in page.text
+    assert client.get("/api/setup").json == {"needsSetup": True}
 
 
-@pytest.mark.parametrize("path", sorted(PAGES))
-def test_page_uses_only_same_origin_assets_the_csp_allows(client, path):
-    html = client.get(path).text
-    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
-    assert scripts, "the page needs its script"
-    for attributes, inline in scripts:
-        assert inline.strip() == ""  # inline code would be blocked by the CSP
-        src = re.search(r'src="([^"]+)"', attributes)[1]
-        assert src.startswith("/")
-        client.get(src, status=200)
-    for href in re.findall(r'<link[^>]+href="([^"]+)"', html):
-        assert href.startswith("/")
-        client.get(href, status=200)
-    assert "style=" not in html
-
-
-def test_page_script_sends_the_token_by_post_as_json(client):
-    script = client.get("/static/auth-pages.js", status=200)
-    assert "javascript" in script.content_type
-    assert 'method: "POST"' in script.text
-    assert '"Content-Type": "application/json"' in script.text
-
-
-def test_opening_the_reset_page_does_not_use_the_link(admin, new_client, inbox):
+def test_sign_in_with_password_goes_to_the_page_asked_for(admin, new_client):
     create_user(admin, "bob@acme.test")
-    new_client().post_json("/api/auth/password-reset", {"email": "bob@acme.test"}, status=204)
-    token = token_in(inbox.wait(1)[0])
-    for _ in range(2):
-        new_client().get(f"/auth/reset?token={token}", status=200)
-    new_client().post_json("/api/auth/password-reset/confirm",
-                           {"token": token, "newPassword": "a brand new passphrase"}, status=200)
+    browser = new_client()
+    asked = browser.get("/incidents?status=triage", status=302)
+    assert "/sign-in?next=" in asked.location
+    form = form_with(asked.follow(), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    landed = form.submit(status=302)
+    assert landed.location.endswith("/incidents?status=triage")
+    assert browser.get("/api/auth/me").json["user"]["email"] == "bob@acme.test"
 
+
+def test_wrong_password_is_refused_on_the_page_and_counts_towards_the_limit(admin, new_client):
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    for _ in range(10):
+        form = form_with(browser.get("/sign-in"), "/sign-in")
+        form["email"], form["password"] = "bob@acme.test", "wrong password!"
+        page = form.submit(status=401)
+        assert "Invalid email or password" in page.text
+    form = form_with(browser.get("/sign-in"), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    page = form.submit(status=429)
+    assert "Too many sign-in attempts" in page.text and page.headers["Retry-After"]
+
+
+def test_sign_in_does_not_redirect_to_another_site(admin, new_client):
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    for target in ("https://evil.test/", "//evil.test/x", "/\\evil.test"):
+        form = form_with(browser.get("/sign-in", {"next": target}), "/sign-in")
+        form["email"], form["password"] = "bob@acme.test", PASSWORD
+        location = urlsplit(form.submit(status=302).location)
+        assert (location.netloc, location.path) == ("localhost", "/")
+        browser.post("/sign-out", status=302)
+
+
+def test_emailed_sign_in_link_signs_in_by_button_only(admin, new_client, inbox):
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    form = form_with(browser.get("/sign-in"), "/sign-in/link")
+    form["link_email"] = "bob@acme.test"
+    assert "sign-in link is on its way" in form.submit(status=302).follow().text
+    mail = inbox.wait(1)[0].get_payload(decode=True).decode()
+    link = re.search(r"http://ehs\.test(/auth/magic\?token=\S+)", mail)[1]
+    page = browser.get(link)  # opening the link (a mail scanner would) uses nothing
+    page = browser.get(link)
+    assert browser.get("/api/auth/me", status=401)
+    home = form_with(page, "/auth/magic").submit(status=302).follow()
+    assert "Hello," in home.text
+    # A used link offers a new one.
+    again = form_with(new_client().get(link), "/auth/magic").submit(status=400)
+    assert "This link no longer works" in again.text and "Send me a new link" in again.text
+
+
+def test_invitation_sets_a_password_and_lands_on_home(admin, new_client, inbox):
+    admin.post_json("/api/users", {"name": "Ivy Invitee", "email": "ivy@acme.test", "role": "reporter"})
+    token = token_in(inbox.wait(1)[0])
+    browser = new_client()
+    form = form_with(browser.get(f"/auth/reset?token={token}"), "/auth/reset")
+    form["newPassword"], form["confirmPassword"] = "a brand new passphrase", "a different passphrase"
+    assert "The two passwords differ" in form.submit(status=400).text
+    form = form_with(browser.get(f"/auth/reset?token={token}"), "/auth/reset")
+    form["newPassword"] = form["confirmPassword"] = "a brand new passphrase"
+    home = form.submit(status=302).follow()
+    assert "Hello, Ivy Invitee" in home.text
+    assert new_client().login("ivy@acme.test", "a brand new passphrase")["user"]["name"] == "Ivy Invitee"
+
+
+def test_pages_carry_the_strict_headers_and_no_inline_script(client):
+    for path in ("/sign-in", "/setup", "/auth/magic?token=x", "/auth/reset?token=x"):
+        response = client.get(path)
+        csp = response.headers["Content-Security-Policy"]
+        directives = {part.split()[0]: part.split()[1:] for part in csp.split(";") if part.strip()}
+        assert directives["default-src"] == ["'none'"] and directives["script-src"] == ["'self'"]
+        assert directives["frame-ancestors"] == ["'none'"] and "'unsafe-inline'" not in csp
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert "no-store" in response.headers["Cache-Control"]
+        for attributes, inline in re.findall(r"<script([^>]*)>(.*?)</script>", response.text, re.S):
+            assert inline.strip() == ""
+            client.get(re.search(r'src="([^"]+)"', attributes)[1], status=200)
+        assert "style=" not in response.text
+
+
+def test_change_password_and_sign_out(admin, new_client):
+    create_user(admin, "bob@acme.test")
+    browser, other = new_client(), new_client()
+    browser.login("bob@acme.test")
+    other.login("bob@acme.test")
+    form = form_with(browser.get("/account"), "/account/password")
+    form["currentPassword"], form["newPassword"] = "not it at all", "another long passphrase"
+    form["confirmPassword"] = "another long passphrase"
+    assert "The current password is not correct" in form.submit(status=400).text
+    form = form_with(browser.get("/account"), "/account/password")
+    form["currentPassword"], form["newPassword"] = PASSWORD, "another long passphrase"
+    form["confirmPassword"] = "another long passphrase"
+    assert "Your password was changed" in form.submit(status=302).follow().text
+    other.get("/api/auth/me", status=401)  # the other session ended
+    browser.get("/api/auth/me", status=200)  # this one goes on
+    form_with(browser.get("/"), "/sign-out").submit(status=302)
+    browser.get("/api/auth/me", status=401)

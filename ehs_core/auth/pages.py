@@ -1,0 +1,235 @@
+"""Sign-in, first-run setup, emailed-link pages, sign-out and the password
+change, as pages. They call the operations of `signin` that the JSON API
+calls and validate with the same schemas; every form posts and redirects.
+
+Emailed links carry their token in the address; the page only shows a
+button, and the token is used up by the POST that button sends, so mail
+scanners that follow links cannot spend it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import colander
+from pyramid.config import Configurator
+from pyramid.httpexceptions import HTTPFound
+from pyramid.request import Request
+from pyramid.response import Response
+from pyramid.security import NO_PERMISSION_REQUIRED
+
+from ehs_core.auth import signin
+from ehs_core.auth.schemas import (
+    EmailSchema,
+    LoginSchema,
+    PasswordChangeSchema,
+    ResetConfirmSchema,
+    SetupSchema,
+)
+from ehs_core.auth.sessions import end_current_session, start_session
+from ehs_core.auth.tokens import TokenPurpose
+from ehs_core.errors import APIError
+from ehs_core.security import Permission
+from ehs_core.ui.forms import TEXT, errors_of, json_values
+from ehs_core.users.models import User
+
+PUBLIC = NO_PERMISSION_REQUIRED
+# Only a path of this site is a place to go after signing in (no open redirect).
+LOCAL_PATH = re.compile(r"^/(?![/\\])[^\s]*$")
+
+
+def safe_next(request: Request, value: Any) -> str:
+    if isinstance(value, str) and LOCAL_PATH.match(value) and not value.startswith("/sign-in"):
+        return value
+    return request.route_path("home")
+
+
+def signed_in_redirect(request: Request, user: User, to: str) -> HTTPFound:
+    response = HTTPFound(location=to)
+    start_session(request, response, user)
+    return response
+
+
+def is_signed_in(request: Request) -> bool:
+    return bool(request.identity and request.identity.is_user)
+
+
+def sign_in_form(request: Request) -> Any:
+    if signin.needs_setup(request):
+        return HTTPFound(request.route_path("page.setup"))
+    if is_signed_in(request):
+        return HTTPFound(safe_next(request, request.GET.get("next")))
+    return {"values": {}, "errors": {}, "next": safe_next(request, request.GET.get("next")),
+            "link_sent": request.GET.get("link") == "sent"}
+
+
+def sign_in(request: Request) -> Any:
+    values = json_values(request.POST, {"email": TEXT, "password": TEXT})
+    target = safe_next(request, request.POST.get("next"))
+    page = {"values": {"email": values.get("email", "")}, "next": target, "link_sent": False}
+    try:
+        data = LoginSchema().deserialize(values)
+        user = signin.authenticate(request, data["email"], data["password"])
+    except (colander.Invalid, APIError) as exc:
+        request.response.status = 400
+        return page | {"errors": errors_of(exc)}
+    except signin.Refusal as refusal:
+        request.response.status = refusal.status
+        request.response.headers.update(refusal.headers)
+        return page | {"errors": {"_": request.localizer.translate(refusal.message)}}
+    return signed_in_redirect(request, user, target)
+
+
+def send_sign_in_link(request: Request) -> Any:
+    values = {"email": request.POST.get("link_email", request.POST.get("email", ""))}
+    try:
+        data = EmailSchema().deserialize(values)
+    except colander.Invalid as exc:
+        request.response.status = 400
+        errors = {"link_email" if k == "email" else k: v for k, v in errors_of(exc).items()}
+        return {"values": {"link_email": values["email"]}, "errors": errors,
+                "next": request.route_path("home"), "link_sent": False}
+    signin.send_link(request, TokenPurpose.magic_link, data["email"])
+    return HTTPFound(request.route_path("page.sign_in", _query={"link": "sent"}))
+
+
+def setup_form(request: Request) -> Any:
+    if not signin.needs_setup(request):
+        return HTTPFound(request.route_path("page.sign_in"))
+    return {"values": {}, "errors": {}}
+
+
+def setup(request: Request) -> Any:
+    spec = {"organizationName": TEXT, "name": TEXT, "email": TEXT, "password": TEXT}
+    values = json_values(request.POST, spec)
+    try:
+        user = signin.complete_setup(request, SetupSchema().deserialize(values))
+    except (colander.Invalid, APIError) as exc:
+        if isinstance(exc, APIError) and exc.status == 409:
+            return HTTPFound(request.route_path("page.sign_in"))
+        request.response.status = 400
+        return {"values": values | {"password": ""}, "errors": errors_of(exc)}
+    return signed_in_redirect(request, user, request.route_path("home"))
+
+
+def sign_out(request: Request) -> Response:
+    response = HTTPFound(request.route_path("page.sign_in", _query={"signed": "out"}))
+    end_current_session(request, response)
+    return response
+
+
+def emailed_link_page(purpose: str):
+    def view(request: Request) -> dict[str, Any]:
+        token = request.GET.get("token", "")
+        return {"purpose": purpose, "token": token if isinstance(token, str) else "", "errors": {}}
+    return view
+
+
+def use_magic_link(request: Request) -> Any:
+    token = request.POST.get("token", "")
+    try:
+        user = signin.sign_in_with_link(request, token if isinstance(token, str) else "")
+    except APIError:
+        request.response.status = 400
+        return {"purpose": "magic", "token": "", "expired": True, "errors": {}}
+    return signed_in_redirect(request, user, request.route_path("home"))
+
+
+def use_reset_link(request: Request) -> Any:
+    values = json_values(request.POST, {"token": TEXT, "newPassword": TEXT})
+    if request.POST.get("newPassword") != request.POST.get("confirmPassword"):
+        request.response.status = 400
+        return {"purpose": "reset", "token": values.get("token", ""),
+                "errors": {"confirmPassword": request.localizer.translate("The two passwords differ")}}
+    try:
+        data = ResetConfirmSchema().deserialize(values)
+        user = signin.set_password_with_link(request, data["token"], data["newPassword"])
+    except colander.Invalid as exc:
+        request.response.status = 400
+        errors = errors_of(exc)
+        if "token" in errors:
+            return {"purpose": "reset", "token": "", "expired": True, "errors": {}}
+        return {"purpose": "reset", "token": values.get("token", ""), "errors": errors}
+    except APIError:
+        request.response.status = 400
+        return {"purpose": "reset", "token": "", "expired": True, "errors": {}}
+    return signed_in_redirect(request, user, request.route_path("home"))
+
+
+def send_reset_link(request: Request) -> Any:
+    """"Send me a new link" on an expired reset or invitation link."""
+    values = json_values(request.POST, {"email": TEXT})
+    try:
+        data = EmailSchema().deserialize(values)
+    except colander.Invalid as exc:
+        request.response.status = 400
+        return {"purpose": "reset", "token": "", "expired": True, "errors": errors_of(exc),
+                "email": values.get("email", "")}
+    signin.send_link(request, TokenPurpose.password_reset, data["email"])
+    return {"purpose": "reset", "token": "", "expired": True, "errors": {}, "resent": True}
+
+
+def account(request: Request) -> dict[str, Any]:
+    return {"errors": {}, "user": request.identity.user}
+
+
+def change_password(request: Request) -> Any:
+    user = request.identity.user
+    values = json_values(request.POST, {"currentPassword": TEXT, "newPassword": TEXT})
+    page = {"user": user}
+    if request.POST.get("newPassword") != request.POST.get("confirmPassword"):
+        request.response.status = 400
+        return page | {"errors": {"confirmPassword": request.localizer.translate("The two passwords differ")}}
+    try:
+        data = PasswordChangeSchema().deserialize(values)
+        signin.change_password(request, user, data["currentPassword"], data["newPassword"])
+    except colander.Invalid as exc:
+        request.response.status = 400
+        return page | {"errors": errors_of(exc)}
+    except signin.Refusal as refusal:
+        request.response.status = refusal.status
+        request.response.headers.update(refusal.headers)
+        errors = errors_of(APIError(refusal.status, refusal.message, refusal.issues))
+        return page | {"errors": errors}
+    response = HTTPFound(request.route_path("page.account", _query={"notice": "password-changed"}))
+    start_session(request, response, user)
+    return response
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("page.sign_in", "/sign-in")
+    config.add_route("page.sign_in_link", "/sign-in/link")
+    config.add_route("page.sign_out", "/sign-out")
+    config.add_route("page.setup", "/setup")
+    config.add_route("page.magic", "/auth/magic")
+    config.add_route("page.reset", "/auth/reset")
+    config.add_route("page.reset_resend", "/auth/reset/new-link")
+    config.add_route("page.account", "/account")
+    config.add_route("page.password", "/account/password")
+    view = config.add_view
+    view(sign_in_form, route_name="page.sign_in", request_method="GET", renderer="auth/sign_in.html",
+         permission=PUBLIC)
+    view(sign_in, route_name="page.sign_in", request_method="POST", renderer="auth/sign_in.html",
+         permission=PUBLIC)
+    view(send_sign_in_link, route_name="page.sign_in_link", request_method="POST",
+         renderer="auth/sign_in.html", permission=PUBLIC)
+    view(sign_out, route_name="page.sign_out", request_method="POST", permission=PUBLIC)
+    view(setup_form, route_name="page.setup", request_method="GET", renderer="auth/setup.html",
+         permission=PUBLIC)
+    view(setup, route_name="page.setup", request_method="POST", renderer="auth/setup.html",
+         permission=PUBLIC)
+    view(emailed_link_page("magic"), route_name="page.magic", request_method="GET",
+         renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(use_magic_link, route_name="page.magic", request_method="POST",
+         renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(emailed_link_page("reset"), route_name="page.reset", request_method="GET",
+         renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(use_reset_link, route_name="page.reset", request_method="POST",
+         renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(send_reset_link, route_name="page.reset_resend", request_method="POST",
+         renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(account, route_name="page.account", request_method="GET", renderer="auth/account.html",
+         permission=Permission.signed_in)
+    view(change_password, route_name="page.password", request_method="POST",
+         renderer="auth/account.html", permission=Permission.signed_in)

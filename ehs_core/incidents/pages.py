@@ -1,0 +1,410 @@
+"""Incident pages: the list, the detail (the page every mail links to), the
+report form, and the forms on the detail page (transition, edit, comment,
+upload). Each is an adapter over the operations the JSON API calls
+(`filing`, `listing`, `comments`, `workflow.transitions`,
+`attachments.storage`), with the same schemas, context factory and
+permissions, so a page can do exactly what the API allows the same person.
+
+Plain forms post and redirect (they work without JavaScript); with htmx the
+list's filters, the area picker and comments swap a fragment instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+from urllib.parse import urlencode
+
+import colander
+from pyramid.config import Configurator
+from pyramid.httpexceptions import HTTPFound, HTTPNotFound
+from pyramid.request import Request
+from sqlalchemy import select
+
+from ehs_core.attachments import storage
+from ehs_core.audit.timeline import timeline_entries
+from ehs_core.errors import DomainError
+from ehs_core.incidents import FACTORY, comments, filing, listing
+from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
+from ehs_core.incidents.resources import IncidentContext, sees_everything
+from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
+from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
+from ehs_core.security import Permission
+from ehs_core.sites.services import list_sites
+from ehs_core.sites.zones import site_zone as zone_of
+from ehs_core.ui.directives import rendered_slots
+from ehs_core.ui.forms import BOOL, INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.workflow import transitions_for
+from ehs_core.workflow.transitions import move_incident
+
+PAGE = r"/incidents/{number:\d{1,9}}"
+
+# What each type means, in a line: people confuse them.
+TYPE_HINTS = {
+    IncidentType.near_miss: "Nothing was hurt or damaged, but it could have been.",
+    IncidentType.hazard: "A condition that could hurt someone if nothing is done (a spill, a missing guard).",
+    IncidentType.injury: "Someone was hurt at work.",
+    IncidentType.illness: "Someone became ill because of work (skin, breathing, hearing, poisoning).",
+    IncidentType.property_damage: "Equipment, a vehicle or a building was damaged; nobody was hurt.",
+    IncidentType.environmental: "A spill, leak or release to air, water or soil.",
+}
+SEVERITY_HINTS = {
+    Severity.low: "First aid at most; easily put right.",
+    Severity.medium: "Medical treatment or a day's disruption.",
+    Severity.high: "Serious harm or damage, or it could easily have been.",
+    Severity.critical: "Life-threatening, a fatality, or a major release.",
+}
+# Where to go to meet the condition that holds a transition back.
+BLOCKED_ANCHORS = {Status.actions: "investigation", Status.verification: "actions",
+                   Status.closed: "actions"}
+
+FORM_FIELDS = {
+    "title": TEXT, "type": TEXT, "severity": TEXT, "siteId": INT, "areaId": OPTIONAL_INT,
+    "locationDetail": OPTIONAL_TEXT, "description": OPTIONAL_TEXT, "immediateAction": OPTIONAL_TEXT,
+}
+LIST_FILTERS = ("type", "severity", "status", "siteId", "areaId", "from", "to")
+
+
+def active_sites(request: Request, include_archived: bool = False) -> list[dict[str, Any]]:
+    """Sites and their areas as the pickers and filters show them
+    ({id, name, timezone, areas: [{id, name}]}), read once per request."""
+    key = "ehs.page_sites.all" if include_archived else "ehs.page_sites"
+    if key not in request.environ:
+        request.environ[key] = [
+            {"id": site.id, "name": site.name, "timezone": site.timezone, "archived": site.archived,
+             "areas": [{"id": area.id, "name": area.name, "parentId": area.parent_id} for area in areas]}
+            for site, areas in list_sites(request, include_archived)]
+    return request.environ[key]
+
+
+def zone_named(name: str | None, request: Request) -> dt.tzinfo:
+    return zone_of(name, request.registry)
+
+
+def local_to_iso(value: Any, zone: dt.tzinfo) -> Any:
+    """A datetime-local field ("2026-03-01T08:15") read in the site's zone,
+    as the ISO instant with offset the API takes; anything else is passed on
+    for the schema to refuse in its own words."""
+    if not isinstance(value, str):
+        return value
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.isoformat()
+
+
+def site_zone(request: Request, sites: list[dict[str, Any]], site_id: Any) -> dt.tzinfo:
+    """The chosen site's zone (the server's before one is chosen)."""
+    for site in sites:
+        if site["id"] == site_id:
+            return zone_named(site["timezone"], request)
+    return zone_named(None, request)
+
+
+def report_values(request: Request, sites: list[dict[str, Any]], spec: dict[str, str]) -> dict[str, Any]:
+    values = json_values(request.POST, spec)
+    if "occurredAt" in request.POST:
+        values["occurredAt"] = local_to_iso(request.POST.get("occurredAt"),
+                                            site_zone(request, sites, values.get("siteId")))
+    return values
+
+
+# --- list -------------------------------------------------------------------
+
+
+def list_query_params(request: Request) -> dict[str, Any]:
+    """The page's query as the API's list schema takes it: every filter
+    value that was given (several values for one filter are kept), paging
+    and search."""
+    params: dict[str, Any] = {}
+    for key in request.GET:
+        values = [v for v in request.GET.getall(key) if v != ""]
+        if values:
+            params[key] = values if len(values) > 1 else values[0]
+    return params
+
+
+def incident_list(request: Request) -> dict[str, Any]:
+    params = list_query_params(request)
+    schema = listing.list_schema(request.registry)
+    known = {node.name for node in schema.children}
+    query_params = {k: v for k, v in params.items() if k in known}
+    errors: dict[str, str] = {}
+    try:
+        query = schema.deserialize(query_params)
+    except colander.Invalid as exc:
+        errors = errors_of(exc)
+        query = schema.deserialize({})
+    page = listing.list_page(request, query)
+    items = incidents_json(request, page.items)
+    sites = active_sites(request)
+    pages = max(1, -(-page.total // page.page_size))
+    base = [(k, v) for k, v in request.GET.items() if k not in ("page", "notice") and v != ""]
+    return {
+        "items": items, "rows": dict(zip([i.number for i in page.items], page.items, strict=True)),
+        "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
+        "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},
+        "q": request.GET.get("q", ""), "sites": sites, "zones": {s["id"]: s["timezone"] for s in sites},
+        "types": list(IncidentType), "severities": list(Severity), "statuses": list(Status),
+        "query_string": urlencode(base),
+        "page_url": lambda n: request.route_path("page.incidents", _query=[*base, ("page", n)]),
+        "export_url": request.route_path("incidents.export", _query=[(k, v) for k, v in base if k != "q"]
+                                         + ([("q", request.GET["q"])] if request.GET.get("q") else [])),
+        "tools": rendered_slots(request, "ui.incident_list_tools", query_params),
+    }
+
+
+def incident_list_page(request: Request) -> dict[str, Any]:
+    """The whole page, or only the results when htmx asks for them."""
+    if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
+        request.override_renderer = "incidents/results.html"
+    return incident_list(request)
+
+
+def go_to_incident(request: Request) -> HTTPFound:
+    """"Go to INC-0042": the number alone is enough."""
+    raw = request.GET.get("number", "")
+    digits = raw.strip().upper().removeprefix("INC-").removeprefix("INC").strip().lstrip("#")
+    if digits.isdigit() and len(digits) <= 9:
+        return HTTPFound(request.route_path("page.incident", number=int(digits)))
+    return HTTPFound(request.route_path("page.incidents", _query={"q": raw}))
+
+
+# --- detail -----------------------------------------------------------------
+
+
+def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
+    incident = context.incident
+    item = incident_json(request, incident, detail=True)
+    transitions = transitions_for(request, incident)
+    can = {
+        "update": bool(request.has_permission(Permission.update_incident, context)),
+        "comment": bool(request.has_permission(Permission.comment_incident, context)),
+        "upload": bool(request.has_permission(Permission.upload_attachment, context)),
+    }
+    zone_name = next((s["timezone"] for s in active_sites(request, include_archived=True)
+                      if s["id"] == incident.site_id), None)
+    statuses = list(Status)
+    return {
+        "incident": incident, "item": item, "transitions": transitions, "can": can,
+        "zone": zone_name, "statuses": statuses, "status_index": statuses.index(Status(incident.status)),
+        "blocked_anchors": BLOCKED_ANCHORS,
+        **comment_values(request, incident),
+        "timeline": timeline_entries(request, incident),
+        "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
+        "errors": {},
+    }
+
+
+def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
+    items = comments.list_comments(request, incident)
+    return {"comments": items, "comment_authors": user_names(request, {c.author_id for c in items})}
+
+
+def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:
+    return detail_values(request, context)
+
+
+def transition(context: IncidentContext, request: Request) -> Any:
+    target = request.POST.get("to", "")
+    note = (request.POST.get("note") or "").strip() or None
+    try:
+        if not isinstance(target, str) or target not in {s.value for s in Status}:
+            raise colander.Invalid(colander.SchemaNode(colander.String(), name="to"),
+                                   "Choose where the incident moves")
+        if note is not None and len(note) > 20000:
+            raise colander.Invalid(colander.SchemaNode(colander.String(), name="note"),
+                                   "At most 20000 characters")
+        move_incident(request, context.incident, target, note)
+    except (colander.Invalid, DomainError) as exc:
+        request.response.status = getattr(exc, "status", 400)
+        return detail_values(request, context) | {"errors": {"transition": first_error(exc)}}
+    return HTTPFound(request.route_path("page.incident", number=context.incident.number,
+                                        _query={"notice": "moved"}))
+
+
+def first_error(exc: Exception) -> str:
+    errors = errors_of(exc)
+    return next(iter(errors.values()), str(exc))
+
+
+def edit_form(context: IncidentContext, request: Request) -> dict[str, Any]:
+    incident = context.incident
+    sites = active_sites(request, include_archived=True)
+    zone = site_zone(request, sites, incident.site_id)
+    values = {"title": incident.title, "type": incident.type, "severity": incident.severity,
+              "siteId": incident.site_id, "areaId": incident.area_id,
+              "locationDetail": incident.location_detail, "description": incident.description,
+              "immediateAction": incident.immediate_action,
+              "occurredAt": incident.occurred_at.astimezone(zone).strftime("%Y-%m-%dT%H:%M")}
+    return form_values(request, sites) | {"incident": incident, "values": values, "errors": {}}
+
+
+def edit(context: IncidentContext, request: Request) -> Any:
+    sites = active_sites(request, include_archived=True)
+    values = report_values(request, sites, FORM_FIELDS)
+    try:
+        data = IncidentUpdateSchema().deserialize(values)
+        filing.update_incident(request, context.incident, data)
+    except (colander.Invalid, DomainError) as exc:
+        request.response.status = 400
+        shown = {k: v for k, v in request.POST.items()}
+        return form_values(request, sites) | {"incident": context.incident, "values": shown,
+                                              "errors": errors_of(exc)}
+    return HTTPFound(request.route_path("page.incident", number=context.incident.number,
+                                        _query={"notice": "saved"}))
+
+
+def add_comment(context: IncidentContext, request: Request) -> Any:
+    htmx = request.headers.get("HX-Request") == "true"
+    try:
+        data = CommentSchema().deserialize(json_values(request.POST, {"body": TEXT}))
+        comments.add_comment(request, context.incident, data["body"])
+        errors: dict[str, str] = {}
+    except colander.Invalid as exc:
+        request.response.status = 400 if not htmx else 200
+        errors = errors_of(exc)
+        if not htmx:
+            return detail_values(request, context) | {"errors": {"comment": errors.get("body", "")}}
+    if htmx:
+        request.override_renderer = "incidents/comments.html"
+        zone = next((s["timezone"] for s in active_sites(request, include_archived=True)
+                     if s["id"] == context.incident.site_id), None)
+        return {"incident": context.incident, **comment_values(request, context.incident), "zone": zone,
+                "can": {"comment": True}, "errors": {"comment": errors.get("body")} if errors else {},
+                "announce": None if errors else request.localizer.translate("Your comment was added.")}
+    return HTTPFound(request.route_path("page.incident", number=context.incident.number,
+                                        _query={"notice": "commented"}, _anchor="comments"))
+
+
+def upload(context: IncidentContext, request: Request) -> Any:
+    files = [f for f in request.POST.getall("file") if hasattr(f, "file")]
+    if not files:
+        request.response.status = 400
+        return detail_values(request, context) | {
+            "errors": {"upload": request.localizer.translate("Choose a photo or PDF to add")}}
+    refused = []
+    for item in files:
+        try:
+            storage.save_upload(request, context.incident, item, request.identity.user_id)
+        except storage.Refused as exc:
+            refused.append(f"{item.filename}: {exc.message}")
+    if refused:
+        request.response.status = 400
+        return detail_values(request, context) | {"errors": {"upload": " ".join(refused)}}
+    return HTTPFound(request.route_path("page.incident", number=context.incident.number,
+                                        _query={"notice": "uploaded"}, _anchor="attachments"))
+
+
+# --- report -----------------------------------------------------------------
+
+
+def form_values(request: Request, sites: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"sites": sites, "types": [(t, TYPE_HINTS[t]) for t in IncidentType],
+            "severities": [(s, SEVERITY_HINTS[s]) for s in Severity],
+            "server_zone": zone_named(None, request)}
+
+
+def report_form(request: Request) -> dict[str, Any]:
+    sites = active_sites(request)
+    site_id = sites[0]["id"] if len(sites) == 1 else None
+    now = dt.datetime.now(site_zone(request, sites, site_id)).strftime("%Y-%m-%dT%H:%M")
+    return form_values(request, sites) | {
+        "values": {"clientId": str(uuid.uuid4()), "occurredAt": now, "siteId": site_id}, "errors": {}}
+
+
+def report(request: Request) -> Any:
+    """File a report as the API does: same schema, same filing operation, a
+    `clientId` from the form so that sending it twice files it once."""
+    sites = active_sites(request)
+    values = report_values(request, sites, FORM_FIELDS | {"anonymous": BOOL, "clientId": TEXT})
+    user = request.identity.user
+    try:
+        data = IncidentCreateSchema().deserialize(values)
+        incident, created = filing.file_report(request, data)
+    except (colander.Invalid, DomainError) as exc:
+        request.response.status = 400
+        shown = dict(request.POST.items())
+        shown.pop("photos", None)
+        return form_values(request, sites) | {"values": shown, "errors": errors_of(exc)}
+    failed = []
+    if created:
+        for item in request.POST.getall("photos"):
+            if not hasattr(item, "file"):
+                continue
+            try:
+                storage.save_upload(request, incident, item, None if incident.anonymous else user.id)
+            except storage.Refused as exc:
+                failed.append(item.filename)
+                request.environ.setdefault("ehs.refused", []).append(exc.message)
+    query = [("number", incident.number)] + [("failed", name) for name in failed]
+    return HTTPFound(request.route_path("page.incident_thanks", _query=query))
+
+
+def thanks(request: Request) -> dict[str, Any]:
+    raw = request.GET.get("number", "")
+    if not raw.isdigit() or len(raw) > 9:
+        raise HTTPNotFound()
+    number = int(raw)
+    incident = request.dbsession.execute(select(Incident).where(
+        Incident.organization_id == request.identity.user.organization_id,
+        Incident.number == number)).scalar()
+    if incident is None:
+        raise HTTPNotFound()
+    visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
+    return {"reference": incident.reference, "number": number, "visible": visible,
+            "anonymous": incident.anonymous, "failed": request.GET.getall("failed")}
+
+
+def area_picker(request: Request) -> dict[str, Any]:
+    """The area select of the chosen site (htmx swaps it when the site changes)."""
+    raw = request.GET.get("siteId", "")
+    site_id = int(raw) if raw.isdigit() and len(raw) <= 9 else None
+    sites = active_sites(request)
+    return {"sites": [s for s in sites if s["id"] == site_id] if site_id else sites,
+            "values": {"siteId": site_id, "areaId": None}, "errors": {},
+            "field": request.GET.get("field") or "areaId"}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("page.incidents", "/incidents")
+    config.add_route("page.incident_go", "/incidents/go")
+    config.add_route("page.incident_new", "/incidents/new")
+    config.add_route("page.incident_thanks", "/incidents/new/thanks")
+    config.add_route("page.area_picker", "/incidents/areas")
+    config.add_route("page.incident", PAGE, factory=FACTORY)
+    config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
+    config.add_route("page.incident_edit", PAGE + "/edit", factory=FACTORY)
+    config.add_route("page.incident_comments", PAGE + "/comments", factory=FACTORY)
+    config.add_route("page.incident_attachments", PAGE + "/attachments", factory=FACTORY)
+    view = config.add_view
+    signed_in = Permission.signed_in
+    view(incident_list_page, route_name="page.incidents", request_method="GET",
+         renderer="incidents/list.html", permission=signed_in)
+    view(go_to_incident, route_name="page.incident_go", request_method="GET", permission=signed_in)
+    view(report_form, route_name="page.incident_new", request_method="GET",
+         renderer="incidents/new.html", permission=signed_in)
+    view(report, route_name="page.incident_new", request_method="POST",
+         renderer="incidents/new.html", permission=signed_in)
+    view(thanks, route_name="page.incident_thanks", request_method="GET",
+         renderer="incidents/thanks.html", permission=signed_in)
+    view(area_picker, route_name="page.area_picker", request_method="GET",
+         renderer="incidents/area_select.html", permission=signed_in)
+    view(incident_detail, route_name="page.incident", request_method="GET",
+         renderer="incidents/detail.html", permission=Permission.view_incident)
+    view(transition, route_name="page.incident_transition", request_method="POST",
+         renderer="incidents/detail.html", permission=Permission.view_incident)
+    view(edit_form, route_name="page.incident_edit", request_method="GET",
+         renderer="incidents/edit.html", permission=Permission.update_incident)
+    view(edit, route_name="page.incident_edit", request_method="POST",
+         renderer="incidents/edit.html", permission=Permission.update_incident)
+    view(add_comment, route_name="page.incident_comments", request_method="POST",
+         renderer="incidents/detail.html", permission=Permission.comment_incident)
+    view(upload, route_name="page.incident_attachments", request_method="POST",
+         renderer="incidents/detail.html", permission=Permission.upload_attachment)
+    config.add_nav_item("incidents", "Incidents", "page.incidents", permission=signed_in, order=20)
+    config.add_nav_item("report", "Report", "page.incident_new", permission=signed_in, order=30)

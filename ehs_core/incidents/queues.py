@@ -1,0 +1,79 @@
+"""What waits for a person: the incidents whose next step is theirs, their
+open and overdue actions, and recent serious incidents. The home page and
+the menu's counts read these; each is limited by the same visibility rule
+as the incident list (`visible_incidents`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from ehs_core.actions.models import PENDING, CorrectiveAction
+from ehs_core.incidents.models import Incident, Severity, Status
+from ehs_core.incidents.resources import visible_incidents
+from ehs_core.investigation.models import Investigation
+from ehs_core.security import Identity, Role, role_at_least
+
+# How far back "recent" serious incidents go.
+RECENT = dt.timedelta(days=30)
+SHOWN = 8
+
+
+@dataclass
+class Queues:
+    triage: list[Incident] = field(default_factory=list)
+    investigation: list[Incident] = field(default_factory=list)
+    verification: list[Incident] = field(default_factory=list)
+    actions: list[tuple[CorrectiveAction, Incident]] = field(default_factory=list)
+    serious: list[Incident] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
+    stmt = visible_incidents(select(Incident).where(
+        Incident.organization_id == identity.user.organization_id, *conditions), identity)
+    total = dbsession.execute(select(func.count()).select_from(
+        stmt.with_only_columns(Incident.id).subquery())).scalar()
+    rows = list(dbsession.execute(stmt.order_by(Incident.number.desc()).limit(SHOWN)).scalars())
+    return rows, total
+
+
+def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queues:
+    """The home page's lists for this person. Triage and investigation wait
+    for supervisors (investigations led by someone else are theirs, not
+    this person's); verification waits for safety managers, who alone may
+    close after it (the workflow table)."""
+    queues = Queues()
+    role = identity.role
+    if role_at_least(role, Role.supervisor):
+        queues.triage, queues.counts["triage"] = _incidents(
+            dbsession, identity, Incident.status.in_((Status.reported, Status.triage)))
+        led = select(Investigation.incident_id).where(
+            Investigation.lead_id.is_not(None), Investigation.lead_id != identity.user_id)
+        queues.investigation, queues.counts["investigation"] = _incidents(
+            dbsession, identity, Incident.status == Status.investigation, Incident.id.not_in(led))
+    if role_at_least(role, Role.safety_manager):
+        queues.verification, queues.counts["verification"] = _incidents(
+            dbsession, identity, Incident.status == Status.verification)
+    mine = (select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
+            .where(CorrectiveAction.assignee_id == identity.user_id, CorrectiveAction.status.in_(PENDING))
+            .order_by(CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date, CorrectiveAction.id))
+    queues.actions = [(action, incident) for action, incident in dbsession.execute(mine).all()]
+    queues.counts["actions"] = len(queues.actions)
+    queues.counts["overdue"] = sum(1 for action, _ in queues.actions
+                                   if action.due_date is not None and action.due_date < today)
+    since = dt.datetime.now(dt.UTC) - RECENT
+    queues.serious, queues.counts["serious"] = _incidents(
+        dbsession, identity, Incident.severity.in_((Severity.high, Severity.critical)),
+        or_(Incident.created_at >= since, Incident.occurred_at >= since))
+    return queues
+
+
+def waiting_count(dbsession: Session, identity: Identity, today: dt.date) -> int:
+    """The menu's count: incidents whose next step is this person's and
+    their open actions."""
+    queues = waiting_for(dbsession, identity, today)
+    return sum(queues.counts.get(key, 0) for key in ("triage", "investigation", "verification", "actions"))

@@ -1,0 +1,101 @@
+"""The web pages' foundation: Jinja2 templates, the layout every screen
+extends, the static files, translations, the page error views and the
+directives through which plugins add screens.
+
+Pages are a second face over the same operations as the JSON API: a page
+view parses a form, calls the domain's service function and renders. Every
+page answer carries the strict Content-Security-Policy of the emailed-link
+pages (no inline script or style), so htmx is loaded as a file and
+configured through a meta tag.
+"""
+
+from __future__ import annotations
+
+from pyramid.config import Configurator
+from pyramid.events import BeforeRender, NewResponse
+
+from ehs_core.ui.directives import (
+    add_dashboard_card,
+    add_incident_list_tool,
+    add_incident_panel,
+    add_nav_item,
+    nav_items,
+)
+from ehs_core.users.models import Organization
+
+# Pages load only their own scripts, styles and images; nothing may frame them.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'",
+    # Not "no-referrer": browsers then send `Origin: null` with a form's
+    # POST, which the Origin check must refuse. Other sites get nothing.
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+
+
+def page_headers(event: NewResponse) -> None:
+    """Every HTML answer outside /api gets the page headers (an attachment
+    download keeps its own sandboxing policy)."""
+    response = event.response
+    if event.request.path_info.startswith("/api/"):
+        return
+    if (response.content_type or "").startswith("text/html"):
+        for name, value in PAGE_HEADERS.items():
+            response.headers.setdefault(name, value)
+        response.headers["Content-Security-Policy"] = PAGE_HEADERS["Content-Security-Policy"]
+
+
+def includeme(config: Configurator) -> None:
+    config.include("pyramid_jinja2")
+    config.add_jinja2_renderer(".html")
+    config.add_jinja2_search_path("ehs_core:templates", name=".html")
+    config.add_translation_dirs("ehs_core:locale")
+    config.add_directive("add_nav_item", add_nav_item)
+    config.add_directive("add_incident_panel", add_incident_panel)
+    config.add_directive("add_dashboard_card", add_dashboard_card)
+    config.add_directive("add_incident_list_tool", add_incident_list_tool)
+    config.action(None, lambda: _setup_environment(config), order=999)
+    config.add_subscriber(page_headers, NewResponse)
+    config.add_subscriber(layout_values, BeforeRender)
+    config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
+    config.include(".errors")
+    config.include(".home")
+
+
+def _setup_environment(config: Configurator) -> None:
+    from ehs_core.ui import rendering
+
+    rendering.setup(config.get_jinja2_environment(".html"), config.registry)
+
+
+# Messages a page may show after a redirect, by key (never text from the
+# address, which anyone could craft).
+NOTICES = {
+    "password-changed": "Your password was changed. Your other sessions were signed out.",
+    "saved": "Saved.",
+    "moved": "The incident moved on.",
+    "commented": "Your comment was added.",
+    "uploaded": "The file was added.",
+    "removed": "The file was removed.",
+}
+
+
+def layout_values(event: BeforeRender) -> None:
+    """What the layout needs on every page: the menu, the organization's
+    name and a notice after a redirect."""
+    request = event.get("request")
+    renderer = event.get("renderer_name") or ""
+    if request is None or not renderer.endswith(".html"):
+        return
+    identity = request.identity
+    signed_in = bool(identity and identity.is_user)
+    event.setdefault("nav", nav_items(request) if signed_in else [])
+    if "organization_name" not in event:
+        org = (request.dbsession.get(Organization, identity.user.organization_id) if signed_in
+               else None)
+        event["organization_name"] = org.name if org is not None else None
+    key = request.GET.get("notice")
+    event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

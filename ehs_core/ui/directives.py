@@ -1,0 +1,122 @@
+"""Directives through which the core and plugins add screens: menu entries,
+panels on the incident page, cards on the home page and tools above the
+incident list. Each is ordered, shown only to callers who hold its
+permission, and claimed once by name like every other directive; a disabled
+plugin never calls them, so it adds nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+
+from ehs_core.directives import register_once
+
+# provider(request, ...) -> the template's variables, or None to show nothing.
+Provider = Callable[..., dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class NavItem:
+    name: str
+    title: str
+    route_name: str
+    permission: str | None
+    order: int
+    badge: Callable[[Request], int | None] | None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A panel, card or list tool: a template rendered with what its
+    provider returns."""
+
+    name: str
+    template: str
+    provider: Provider | None
+    permission: str | None
+    order: int
+
+
+def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *,
+                 permission: str | None = None, order: int = 100,
+                 badge: Callable[[Request], int | None] | None = None) -> None:
+    """Directive: an entry of the main menu linking to `route_name`; `badge`
+    gives a count shown beside it (e.g. what waits for the person)."""
+    item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge))
+    register_once(config, "ehs.nav_item", name,
+                  lambda: _append(config, "ui.nav_items", item))
+
+
+def add_incident_panel(config: Configurator, name: str, template: str, provider: Provider | None = None,
+                       *, permission: str | None = None, order: int = 100) -> None:
+    """Directive: a panel on the incident page. `provider(request, context)`
+    returns the template's variables or None; `permission` is checked on the
+    incident's context, so the incident's own ACL decides."""
+    slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
+    register_once(config, "ehs.incident_panel", name,
+                  lambda: _append(config, "ui.incident_panels", slot))
+
+
+def add_dashboard_card(config: Configurator, name: str, template: str, provider: Provider | None = None,
+                       *, permission: str | None = None, order: int = 100) -> None:
+    """Directive: a card on the home page; `provider(request)` returns the
+    template's variables or None to leave the card out."""
+    slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
+    register_once(config, "ehs.dashboard_card", name,
+                  lambda: _append(config, "ui.dashboard_cards", slot))
+
+
+def add_incident_list_tool(config: Configurator, name: str, template: str,
+                           provider: Provider | None = None, *, permission: str | None = None,
+                           order: int = 100) -> None:
+    """Directive: a tool above the incident list (saved views, for one);
+    `provider(request, filters)` gets the list's current filters."""
+    slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
+    register_once(config, "ehs.incident_list_tool", name,
+                  lambda: _append(config, "ui.incident_list_tools", slot))
+
+
+def _append(config: Configurator, key: str, item: Any) -> None:
+    items = config.registry.setdefault(key, [])
+    items.append(item)
+    items.sort(key=lambda entry: (entry.order, entry.name))
+
+
+def _root(request: Request) -> Any:
+    """The application's root context (which grants by role), not the route's
+    context: on an incident page `request.root` is the incident, whose ACL
+    says nothing of menus and cards."""
+    from ehs_core.security import Root
+
+    return Root(request)
+
+
+def nav_items(request: Request) -> list[dict[str, Any]]:
+    """The caller's menu: entries they may open, with their badges."""
+    shown = []
+    for item in request.registry.get("ui.nav_items", []):
+        if item.permission and not request.has_permission(item.permission, _root(request)):
+            continue
+        shown.append({"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
+                      "badge": item.badge(request) if item.badge else None,
+                      "current": request.matched_route is not None
+                      and request.matched_route.name == item.route_name})
+    return shown
+
+
+def rendered_slots(request: Request, key: str, *args: Any, context: Any = None) -> list[dict[str, Any]]:
+    """The slots of one kind the caller may see, with their variables."""
+    shown = []
+    for slot in request.registry.get(key, []):
+        if slot.permission and not request.has_permission(
+                slot.permission, context if context is not None else _root(request)):
+            continue
+        variables = slot.provider(request, *args) if slot.provider else {}
+        if variables is None:
+            continue
+        shown.append({"name": slot.name, "template": slot.template, "vars": variables})
+    return shown

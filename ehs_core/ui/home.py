@@ -1,0 +1,38 @@
+"""The home page: what needs this person now, and the cards plugins add."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+
+from ehs_core.actions import today
+from ehs_core.incidents.queues import waiting_count, waiting_for
+from ehs_core.security import Permission
+from ehs_core.ui.directives import rendered_slots
+
+
+def home(request: Request) -> dict[str, Any]:
+    identity = request.identity
+    queues = waiting_for(request.dbsession, identity, today(request.registry))
+    request.environ["ehs.waiting"] = queues
+    return {"queues": queues, "today": today(request.registry),
+            "cards": rendered_slots(request, "ui.dashboard_cards")}
+
+
+def home_badge(request: Request) -> int | None:
+    """Reuses the home page's own figures when it is the page being shown."""
+    queues = request.environ.get("ehs.waiting")
+    if queues is not None:
+        count = sum(queues.counts.get(k, 0) for k in ("triage", "investigation", "verification", "actions"))
+    else:
+        count = waiting_count(request.dbsession, request.identity, today(request.registry))
+    return count or None
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("home", "/")
+    config.add_view(home, route_name="home", renderer="ui/home.html", permission=Permission.signed_in)
+    config.add_nav_item("home", "Home", "home", permission=Permission.signed_in, order=10,
+                        badge=home_badge)

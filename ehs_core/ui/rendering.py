@@ -1,0 +1,113 @@
+"""What every template can use: translations by plugin domain, dates and
+times in a site's zone written for people, the menu and the slots."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from babel.dates import format_date, format_datetime, format_timedelta
+from jinja2 import Environment, pass_context
+from jinja2.runtime import Context
+from markupsafe import Markup
+from pyramid.registry import Registry
+from pyramid.threadlocal import get_current_request
+
+from ehs_core.sites.zones import site_zone
+
+LOCALE = "en"
+# Templates named by an asset spec of a plugin package translate in that
+# plugin's domain; the core's own templates in "ehs".
+DEFAULT_DOMAIN = "ehs"
+
+
+def domain_of(template_name: str | None) -> str:
+    """"ehs_<plugin>" for a template named by the asset spec of a plugin
+    package ("pkg.plugin:templates/x.html"), else the core's domain."""
+    if not template_name or ":" not in template_name:
+        return DEFAULT_DOMAIN
+    package = template_name.split(":", 1)[0]
+    if package.split(".", 1)[0] == "ehs_core":
+        return DEFAULT_DOMAIN
+    return "ehs_" + package.rsplit(".", 1)[-1]
+
+
+@pass_context
+def _gettext(context: Context, message: str) -> str:
+    # Jinja's new-style gettext fills in the %(name)s placeholders itself.
+    request = get_current_request()
+    return request.localizer.translate(message, domain=domain_of(context.name)) if request else message
+
+
+@pass_context
+def _ngettext(context: Context, singular: str, plural: str, n: int) -> str:
+    request = get_current_request()
+    if request is not None:
+        return request.localizer.pluralize(singular, plural, n, domain=domain_of(context.name))
+    return singular if n == 1 else plural
+
+
+def zone_named(name: str | None, registry: Registry | None = None) -> dt.tzinfo:
+    """A site's IANA zone, or the server's (`TZ`) when the site has none
+    (`sites.zones`, the one helper the records and pages share)."""
+    return site_zone(name, registry or get_current_request().registry)
+
+
+def local(moment: dt.datetime | None, zone: str | None = None) -> dt.datetime | None:
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(zone_named(zone))
+
+
+def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = True) -> str:
+    """"14 Mar 2026, 09:05 EDT": a moment as the site's people read it."""
+    moment = local(moment, zone)
+    if moment is None:
+        return ""
+    text = format_datetime(moment, "d MMM y, HH:mm", locale=LOCALE)
+    return f"{text} {moment.tzname()}" if with_zone else text
+
+
+def day(value: dt.date | dt.datetime | None, zone: str | None = None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime):
+        value = local(value, zone).date()
+    return format_date(value, "d MMM y", locale=LOCALE)
+
+
+def machine_time(moment: dt.datetime | None) -> str:
+    """The value of a <time datetime> attribute."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def ago(moment: dt.datetime | None) -> str:
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return format_timedelta(moment - dt.datetime.now(dt.UTC), add_direction=True, locale=LOCALE)
+
+
+def label(value: str | None) -> str:
+    """An enumeration value as words: near_miss -> Near miss."""
+    return (value or "").replace("_", " ").capitalize()
+
+
+def nl2br(text: str | None) -> Markup:
+    escaped = Markup.escape(text or "")
+    return Markup("<br>").join(escaped.split("\n"))
+
+
+def setup(env: Environment, registry: Registry) -> None:
+    env.install_gettext_callables(_gettext, _ngettext, newstyle=True)
+    env.filters.update({"when": when, "day": day, "machine_time": machine_time, "ago": ago,
+                        "label": label, "nl2br": nl2br})
+    env.globals.update({"zone_named": zone_named})
+    env.trim_blocks = True
+    env.lstrip_blocks = True

@@ -1,0 +1,223 @@
+"""The incident pages for each role: the list shows what the API lists to
+that person, the detail answers 404 where the API does, the buttons are the
+moves the workflow allows that role, and forms refuse what the API refuses,
+showing the error next to its field."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from tests.core.attachments import samples
+from tests.core.workflow.support import add_action, add_root_cause, new_site, report, set_action
+
+
+def form_with(response, action: str):
+    for form in response.forms.values():
+        if form.action == action:
+            return form
+    raise AssertionError(f"no form posting to {action}: {[f.action for f in response.forms.values()]}")
+
+
+def submit_with_files(browser, form, files, status):
+    """Submit a form with files as a browser sends it (multipart)."""
+    fields = [(k, v) for k, v in form.submit_fields() if k not in {f[0] for f in files}]
+    return browser.post(form.action, fields, upload_files=files, status=status)
+
+
+@pytest.fixture
+def team(admin, make_user):
+    return {"admin": admin, "reporter": make_user("reporter", name="Rita Reporter"),
+            "other": make_user("reporter", name="Otto Other"),
+            "supervisor": make_user("supervisor", name="Sam Supervisor"),
+            "manager": make_user("safety_manager", name="Sue Safety")}
+
+
+@pytest.fixture
+def site(admin):
+    return new_site(admin)
+
+
+def test_the_list_shows_each_role_what_the_api_lists(team, site):
+    mine = report(team["reporter"], site, title="Rita's spill")
+    theirs = report(team["other"], site, title="Otto's ladder")
+    for role, expected in (("reporter", {mine["reference"]}), ("other", {theirs["reference"]}),
+                           ("supervisor", {mine["reference"], theirs["reference"]})):
+        page = team[role].get("/incidents")
+        shown = set(re.findall(r"INC-\d{4}(?=</a></td>)", page.text))
+        api = {item["reference"] for item in team[role].get("/api/incidents").json["items"]}
+        assert shown == api == expected
+
+
+def test_the_list_filters_by_several_values_and_searches(team, site):
+    report(team["admin"], site, title="Cut hand", type="injury")
+    report(team["admin"], site, title="Wet floor", type="hazard")
+    report(team["admin"], site, title="Smoke", type="environmental")
+    page = team["supervisor"].get("/incidents", [("type", "injury"), ("type", "hazard")])
+    assert "Cut hand" in page.text and "Wet floor" in page.text and "Smoke" not in page.text
+    assert "2 incidents" in page.text
+    assert "Smoke" in team["supervisor"].get("/incidents", {"q": "smok"}).text
+    assert "Cut hand" not in team["supervisor"].get("/incidents", {"q": "smok"}).text
+
+
+def test_htmx_asks_only_for_the_results(team, site):
+    report(team["admin"], site, title="Cut hand", type="injury")
+    fragment = team["supervisor"].get("/incidents", {"type": "injury"},
+                                      headers={"HX-Request": "true", "HX-Target": "results"})
+    assert fragment.text.lstrip().startswith('<section id="results"')
+    assert "<html" not in fragment.text and "Cut hand" in fragment.text
+
+
+def test_go_to_an_incident_by_its_reference(team, site):
+    created = report(team["admin"], site)
+    assert team["admin"].get("/incidents/go", {"number": created["reference"].lower()}).location.endswith(
+        f"/incidents/{created['number']}")
+
+
+def test_detail_answers_404_where_the_api_does(team, site):
+    theirs = report(team["other"], site)
+    page = team["reporter"].get(f"/incidents/{theirs['number']}", status=404)
+    assert "Page not found" in page.text and theirs["title"] not in page.text
+    team["reporter"].get(f"/api/incidents/{theirs['number']}", status=404)
+    team["reporter"].get("/incidents/99999", status=404)
+
+
+def test_the_detail_shows_the_moves_the_role_may_make(team, site):
+    created = report(team["reporter"], site)
+    number = created["number"]
+    assert "Move to Triage" not in team["reporter"].get(f"/incidents/{number}").text
+    page = team["supervisor"].get(f"/incidents/{number}")
+    moved = form_with(page, f"/incidents/{number}/transition").submit("to", value="triage", status=302)
+    assert "The incident moved on." in moved.follow().text
+    assert team["supervisor"].get(f"/api/incidents/{number}").json["status"] == "triage"
+
+
+def test_a_blocked_move_says_why_and_links_to_what_is_missing(team, site):
+    number = report(team["admin"], site)["number"]
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "investigation"})
+    page = team["supervisor"].get(f"/incidents/{number}")
+    assert 'aria-disabled="true"' in page.text
+    assert "Record at least one root cause first" in page.text and 'href="#investigation"' in page.text
+    # Posting it anyway is refused as the API refuses it, with the reason on the page.
+    refused = team["supervisor"].post(f"/incidents/{number}/transition", {"to": "actions"}, status=409)
+    assert "Record at least one root cause first" in refused.text
+    add_root_cause(team["supervisor"], number)
+    form = form_with(team["supervisor"].get(f"/incidents/{number}"), f"/incidents/{number}/transition")
+    form["note"] = "Cause found: a worn seal"
+    form.submit("to", value="actions", status=302)
+    comments = team["supervisor"].get(f"/api/incidents/{number}/comments").json
+    assert comments[-1]["body"] == "Cause found: a worn seal" and comments[-1]["transitionTo"] == "actions"
+
+
+def test_only_a_safety_manager_may_close_after_verification(team, site):
+    number = report(team["admin"], site)["number"]
+    for to in ("triage", "actions"):
+        team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": to})
+    action = add_action(team["supervisor"], number)
+    set_action(team["supervisor"], action["id"], status="done")
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "verification"})
+    assert "Move to Closed" not in team["supervisor"].get(f"/incidents/{number}").text
+    team["supervisor"].post(f"/incidents/{number}/transition", {"to": "closed"}, status=403)
+    set_action(team["manager"], action["id"], status="verified")
+    form = form_with(team["manager"].get(f"/incidents/{number}"), f"/incidents/{number}/transition")
+    form.submit("to", value="closed", status=302)
+    assert team["manager"].get(f"/api/incidents/{number}").json["status"] == "closed"
+
+
+def test_comments_by_form_and_by_htmx(team, site):
+    number = report(team["reporter"], site)["number"]
+    page = team["reporter"].get(f"/incidents/{number}")
+    form = form_with(page, f"/incidents/{number}/comments")
+    form["body"] = "It is still leaking"
+    assert "It is still leaking" in form.submit(status=302).follow().text
+    fragment = team["reporter"].post(f"/incidents/{number}/comments", {"body": "And now it stopped"},
+                                     headers={"HX-Request": "true"})
+    assert fragment.text.lstrip().startswith('<section id="comments"')
+    assert "And now it stopped" in fragment.text
+    empty = team["reporter"].post(f"/incidents/{number}/comments", {"body": "  "}, status=400)
+    assert "Must not be empty" in empty.text
+    assert [c["body"] for c in team["reporter"].get(f"/api/incidents/{number}/comments").json] == [
+        "It is still leaking", "And now it stopped"]
+
+
+def test_edit_is_for_supervisors_and_shows_field_errors(team, site):
+    number = report(team["reporter"], site)["number"]
+    team["reporter"].get(f"/incidents/{number}/edit", status=403)
+    page = team["supervisor"].get(f"/incidents/{number}/edit")
+    form = form_with(page, f"/incidents/{number}/edit")
+    form["title"] = ""
+    refused = form.submit(status=400)
+    assert 'id="title-error"' in refused.text and "Must not be empty" in refused.text
+    form = form_with(page, f"/incidents/{number}/edit")
+    form["title"] = "Oil under press 3"
+    form["severity"] = "high"
+    form.submit(status=302)
+    detail = team["supervisor"].get(f"/api/incidents/{number}").json
+    assert (detail["title"], detail["severity"]) == ("Oil under press 3", "high")
+
+
+def test_upload_a_photo_and_refuse_other_files(team, site):
+    number = report(team["reporter"], site)["number"]
+    page = team["reporter"].get(f"/incidents/{number}")
+    form = form_with(page, f"/incidents/{number}/attachments")
+    shown = submit_with_files(team["reporter"], form, [("file", "spill.png", samples.PNG, "image/png")],
+                              status=302).follow()
+    files = team["reporter"].get(f"/api/incidents/{number}").json["attachments"]
+    assert [f["contentType"] for f in files] == ["image/png"]
+    assert f'/api/attachments/{files[0]["id"]}' in shown.text
+    form = form_with(shown, f"/incidents/{number}/attachments")
+    refused = submit_with_files(team["reporter"], form, [("file", "page.html", samples.HTML, "text/html")],
+                                status=400)
+    assert "Only photos" in refused.text
+
+
+def test_report_form_files_once_even_when_sent_twice(team, site):
+    page = team["reporter"].get("/incidents/new")
+    form = form_with(page, "/incidents/new")
+    form["type"], form["severity"], form["title"] = "near_miss", "low", "Forklift too fast"
+    form["siteId"] = str(site)
+    form["occurredAt"] = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    photos = [("photos", "look.png", samples.PNG, "image/png")]
+    thanks = submit_with_files(team["reporter"], form, photos, status=302).follow()
+    reference = re.search(r"INC-\d{4}", thanks.text)[0]
+    again = submit_with_files(team["reporter"], form, photos, status=302).follow()  # back, send again
+    assert re.search(r"INC-\d{4}", again.text)[0] == reference
+    items = team["reporter"].get("/api/incidents").json["items"]
+    assert [i["reference"] for i in items] == [reference]
+    detail = team["reporter"].get(f"/api/incidents/{items[0]['number']}").json
+    assert len(detail["attachments"]) == 1 and detail["reporter"]["name"] == "Rita Reporter"
+
+
+def test_report_form_shows_errors_next_to_fields(team, site):
+    page = team["reporter"].get("/incidents/new")
+    form = form_with(page, "/incidents/new")
+    form["title"] = ""
+    form["occurredAt"] = "2999-01-01T10:00"
+    refused = form.submit(status=400)
+    for name in ("title", "type", "severity", "occurredAt"):
+        assert f'id="{name}-error"' in refused.text, name
+    assert "Must not lie in the future" in refused.text
+    assert team["reporter"].get("/api/incidents").json["total"] == 0
+
+
+def test_an_anonymous_report_keeps_no_name(team, site):
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    form["anonymous"] = True
+    thanks = form.submit(status=302).follow()
+    assert "without your name" in thanks.text and "Open INC-" not in thanks.text
+    number = int(re.search(r"INC-(\d{4})", thanks.text)[1])
+    detail = team["supervisor"].get(f"/api/incidents/{number}").json
+    assert detail["anonymous"] is True and detail["reporter"] is None
+    assert "Rita Reporter" not in team["supervisor"].get(f"/incidents/{number}").text
+
+
+def test_times_are_shown_in_the_sites_zone(team, admin):
+    site = admin.post_json("/api/sites", {"name": "Tokyo", "timezone": "Asia/Tokyo"}).json["id"]
+    number = report(team["admin"], site, occurredAt="2026-01-05T23:30:00Z")["number"]
+    page = team["admin"].get(f"/incidents/{number}")
+    assert "6 Jan 2026, 08:30 JST" in page.text

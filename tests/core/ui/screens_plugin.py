@@ -1,0 +1,33 @@
+"""A tiny plugin that adds screens through the directives, as a third party
+would: a menu entry for supervisors, a panel on the incident page, a home
+card and a page of its own."""
+
+from __future__ import annotations
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+
+from ehs_core.security import Permission
+
+
+def weather_page(request: Request) -> dict:
+    return {"forecast": "Dry all week"}
+
+
+def panel(request: Request, context: object) -> dict:
+    return {"number": context.incident.number}
+
+
+def card(request: Request) -> dict | None:
+    return {"count": 3}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("weather", "/weather")
+    config.add_view(weather_page, route_name="weather", renderer="tests.core.ui:templates/weather.html",
+                    permission=Permission.view_all_actions)
+    config.add_nav_item("weather", "Weather", "weather", permission=Permission.view_all_actions, order=50)
+    config.add_incident_panel("weather", "tests.core.ui:templates/panel.html", panel,
+                              permission="update_incident")
+    config.add_dashboard_card("weather", "tests.core.ui:templates/card.html", card,
+                              permission=Permission.view_all_actions)
