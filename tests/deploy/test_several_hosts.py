@@ -45,7 +45,7 @@ TOOLS = {name: shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
 CLIENTS = 16
 REPORTS = 500
 KILL_AFTER = 150  # acknowledged reports before the first web host is killed
-DEADLINE = 100.0  # seconds for the whole load, kill included
+DEADLINE = 240.0  # seconds for the whole load, kill included (a loaded 2-core machine needs ~100)
 
 pytestmark = [
     pytest.mark.postgres,
