@@ -177,6 +177,12 @@ def test_filter_the_list_and_export_it(live, new_page):
     results = page.locator("#results")
     assert "2 incidents" in results.inner_text()
     assert "Oil spill" not in results.inner_text()
+    page.get_by_label("Name for these filters").fill("Hurt or could hurt")
+    page.get_by_role("button", name="Save view").click()
+    assert page.get_by_text("Saved.").is_visible()
+    page.goto(f"{live.url}/incidents")
+    page.get_by_role("link", name="Hurt or could hurt").click()
+    assert "2 incidents" in page.locator("#results").inner_text()
     with page.expect_download() as download:
         page.get_by_role("link", name="Export these as CSV").click()
     csv_text = Path(download.value.path()).read_text(encoding="utf-8")
