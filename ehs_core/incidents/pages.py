@@ -31,6 +31,7 @@ from ehs_core.incidents.resources import IncidentContext, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
 from ehs_core.security import Permission
+from ehs_core.sites.models import Site
 from ehs_core.sites.services import list_sites
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
@@ -76,6 +77,11 @@ def active_sites(request: Request, include_archived: bool = False) -> list[dict[
              "areas": [{"id": area.id, "name": area.name, "parentId": area.parent_id} for area in areas]}
             for site, areas in list_sites(request, include_archived)]
     return request.environ[key]
+
+
+def incident_zone_name(request: Request, incident: Incident) -> str | None:
+    """The IANA zone of the incident's site (None: the server's)."""
+    return request.dbsession.execute(select(Site.timezone).where(Site.id == incident.site_id)).scalar()
 
 
 def zone_named(name: str | None, request: Request) -> dt.tzinfo:
@@ -186,8 +192,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "comment": bool(request.has_permission(Permission.comment_incident, context)),
         "upload": bool(request.has_permission(Permission.upload_attachment, context)),
     }
-    zone_name = next((s["timezone"] for s in active_sites(request, include_archived=True)
-                      if s["id"] == incident.site_id), None)
+    zone_name = incident_zone_name(request, incident)
     statuses = list(Status)
     return {
         "incident": incident, "item": item, "transitions": transitions, "can": can,
@@ -272,8 +277,7 @@ def add_comment(context: IncidentContext, request: Request) -> Any:
             return detail_values(request, context) | {"errors": {"comment": errors.get("body", "")}}
     if htmx:
         request.override_renderer = "incidents/comments.html"
-        zone = next((s["timezone"] for s in active_sites(request, include_archived=True)
-                     if s["id"] == context.incident.site_id), None)
+        zone = incident_zone_name(request, context.incident)
         return {"incident": context.incident, **comment_values(request, context.incident), "zone": zone,
                 "can": {"comment": True}, "errors": {"comment": errors.get("body")} if errors else {},
                 "announce": None if errors else request.localizer.translate("Your comment was added.")}

@@ -221,3 +221,19 @@ def test_times_are_shown_in_the_sites_zone(team, admin):
     number = report(team["admin"], site, occurredAt="2026-01-05T23:30:00Z")["number"]
     page = team["admin"].get(f"/incidents/{number}")
     assert "6 Jan 2026, 08:30 JST" in page.text
+
+
+def test_the_menu_counts_what_waits_for_the_person(team, site):
+    for _ in range(2):
+        report(team["reporter"], site)
+    number = report(team["reporter"], site)["number"]
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    action = team["supervisor"].post_json(f"/api/incidents/{number}/actions", {
+        "title": "Sweep", "assigneeId": team["supervisor"].user["id"]}).json
+    badge = re.compile(r'href="/"[^>]*>Home <span class="badge"[^>]*>(\d+)</span>')
+    # Three to triage and one open action; the same on any page, as on the home page.
+    assert badge.search(team["supervisor"].get("/incidents").text)[1] == "4"
+    assert badge.search(team["supervisor"].get("/").text)[1] == "4"
+    assert badge.search(team["reporter"].get("/incidents").text) is None
+    team["manager"].patch_json(f"/api/actions/{action['id']}", {"status": "cancelled"})
+    assert badge.search(team["supervisor"].get(f"/incidents/{number}").text)[1] == "3"
