@@ -59,9 +59,17 @@ class TimelineEntry:
         return text
 
 
-def timeline_entries(request: Request, incident: Incident) -> list[TimelineEntry]:
-    entries = list(request.dbsession.execute(
+def audit_entries(request: Request, incident: Incident) -> list[AuditEntry]:
+    return list(request.dbsession.execute(
         select(AuditEntry).where(AuditEntry.incident_id == incident.id)
         .order_by(AuditEntry.at, AuditEntry.id)).scalars())
-    names = user_names(request, {e.actor_id for e in entries})
+
+
+def timeline_entries(request: Request, incident: Incident, entries: list[AuditEntry] | None = None,
+                     names: dict[int, str] | None = None) -> list[TimelineEntry]:
+    """`entries` and `names` when the caller has read them already (the
+    incident page reads the names of commenters and actors at once)."""
+    entries = audit_entries(request, incident) if entries is None else entries
+    if names is None:
+        names = user_names(request, {e.actor_id for e in entries})
     return [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None) for e in entries]

@@ -23,7 +23,7 @@ from pyramid.request import Request
 from sqlalchemy import select
 
 from ehs_core.attachments import storage
-from ehs_core.audit.timeline import timeline_entries
+from ehs_core.audit.timeline import audit_entries, timeline_entries
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
@@ -198,8 +198,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "zone": zone_name, "statuses": statuses, "status_index": statuses.index(Status(incident.status)),
         "blocked_anchors": BLOCKED_ANCHORS,
-        **comment_values(request, incident),
-        "timeline": timeline_entries(request, incident),
+        **people_values(request, incident),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
     }
@@ -208,6 +207,15 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
     return {"comments": items, "comment_authors": user_names(request, {c.author_id for c in items})}
+
+
+def people_values(request: Request, incident: Incident) -> dict[str, Any]:
+    """Comments and the history, with everyone's name in one query."""
+    items = comments.list_comments(request, incident)
+    entries = audit_entries(request, incident)
+    names = user_names(request, {c.author_id for c in items} | {e.actor_id for e in entries})
+    return {"comments": items, "comment_authors": names,
+            "timeline": timeline_entries(request, incident, entries, names)}
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:
