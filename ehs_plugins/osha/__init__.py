@@ -30,6 +30,8 @@ def includeme(config: Configurator) -> None:
     config.scan(".views")
     config.scan(".reports")
     config.scan(".listeners")
+    config.include(".pages")
+    config.add_translation_dirs("ehs_plugins.osha:locale")
     # Recordable cases and rates for the analytics plugin, through the
     # directive it owns. Plugins are included in the order the setting lists
     # them, so the offer is made once all are in: at commit.
