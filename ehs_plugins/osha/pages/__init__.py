@@ -62,3 +62,4 @@ def includeme(config: Configurator) -> None:
     config.include(".records")
     config.include(".printing")
     config.include(".submission")
+    config.include(".cards")

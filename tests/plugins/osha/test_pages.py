@@ -159,3 +159,22 @@ def test_the_submission_page_links_checks_to_their_fix(manager, site):
     assert f'/osha/cases/{case["id"]}#daysAway' in page.text
     assert f"/api/osha/ita/summary.csv?year={YEAR}" in page.text
     assert f"/api/osha/ita/cases.csv?year={YEAR}" in page.text
+
+
+def test_home_card_for_safety_managers_only(manager, make_user, site):
+    import datetime as dt
+
+    this_year = dt.date.today().year
+    occurred = f"{this_year - 1 if dt.date.today().month <= 4 else this_year}-01-05T09:00:00-06:00"
+    case = recorded(manager, site, "Jane Roe", occurred_at=occurred, medicalTreatment=True,
+                    inpatientHospitalization=True)
+    home = manager.get("/")
+    assert "Injury records" in home.text
+    assert "1 recordable case is missing fields" in home.text
+    assert "1 report to OSHA is due" in home.text
+    assert f'/osha/cases/{case["id"]}#decision' in home.text
+    assert "Electronic submission of" in home.text and "300A" in home.text
+    supervisor_home = make_user("supervisor").get("/")
+    assert "Injury records" not in supervisor_home.text
+    assert "report to OSHA" not in supervisor_home.text and "missing fields" not in supervisor_home.text
+    assert f'/osha/cases/{case["id"]}' not in supervisor_home.text
