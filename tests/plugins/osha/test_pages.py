@@ -40,6 +40,12 @@ def test_safety_manager_adds_a_case_from_the_incident_page(manager, injury):
     assert "Jane Roe" in panel.text and "Not recordable" in panel.text
 
 
+def test_the_panel_shows_each_case_decision(manager, injury):
+    new_case(manager, injury, "Jane Roe", **WORK, daysAwayFromWork=True, daysAway=2, privacyCase=True)
+    page = manager.get(f"/incidents/{injury}")
+    assert "Days away from work (column H)" in page.text and "Privacy case" in page.text
+
+
 def test_a_supervisor_sees_only_the_count(manager, make_user, injury):
     new_case(manager, injury, "Jane Roe", **WORK, medicalTreatment=True)
     supervisor = make_user("supervisor")
