@@ -22,7 +22,7 @@ def fill(admin):
 
 
 def test_the_dashboard_draws_charts_with_their_numbers(make_user, admin):
-    site, _ = fill(admin)
+    fill(admin)
     supervisor = make_user("supervisor")
     page = supervisor.get("/analytics", {"period": "30"})
     assert page.content_type == "text/html"
