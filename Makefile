@@ -15,6 +15,14 @@ system-deps:
 	  else \
 	    echo "error: libmagic is missing; install the libmagic1 package (Debian/Ubuntu) or libmagic (Homebrew)" >&2; exit 1; \
 	  fi; }
+	@$(PYTHON) -c "import ctypes.util, sys; sys.exit(0 if ctypes.util.find_library('pango-1.0') and ctypes.util.find_library('pangoft2-1.0') else 1)" || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing libpango-1.0-0 and libpangoft2-1.0-0 (WeasyPrint makes the OSHA forms' PDFs with them)"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core; \
+	  else \
+	    echo "error: Pango is missing; install libpango-1.0-0 and libpangoft2-1.0-0 (Debian/Ubuntu) or pango (Homebrew)" >&2; exit 1; \
+	  fi; }
 
 $(STAMP): pyproject.toml setup.cfg
 	@$(MAKE) --no-print-directory system-deps
@@ -35,7 +43,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check ehs_core ehs_plugins tests bench
 
-PLUGINS_WITH_PAGES := analytics
+PLUGINS_WITH_PAGES := analytics osha
 # Translations (Babel): extract every marked string of the core into its
 # template, merge it into the catalogues and compile them.
 messages: $(STAMP)

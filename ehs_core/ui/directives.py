@@ -27,6 +27,8 @@ class NavItem:
     permission: str | None
     order: int
     badge: Callable[[Request], int | None] | None
+    # The context `permission` is checked on (default: the core's Root).
+    context: Callable[[Request], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -39,14 +41,19 @@ class Slot:
     provider: Provider | None
     permission: str | None
     order: int
+    context: Callable[[Request], Any] | None = None
 
 
 def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *,
                  permission: str | None = None, order: int = 100,
-                 badge: Callable[[Request], int | None] | None = None) -> None:
+                 badge: Callable[[Request], int | None] | None = None,
+                 context: Callable[[Request], Any] | str | None = None) -> None:
     """Directive: an entry of the main menu linking to `route_name`; `badge`
-    gives a count shown beside it (e.g. what waits for the person)."""
-    item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge))
+    gives a count shown beside it (e.g. what waits for the person).
+    `context(request)` is the resource whose ACL grants `permission` (a
+    plugin's own root, say); the core's Root by default."""
+    item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge),
+                   config.maybe_dotted(context))
     register_once(config, "ehs.nav_item", name,
                   lambda: _append(config, "ui.nav_items", item))
 
@@ -62,10 +69,13 @@ def add_incident_panel(config: Configurator, name: str, template: str, provider:
 
 
 def add_dashboard_card(config: Configurator, name: str, template: str, provider: Provider | None = None,
-                       *, permission: str | None = None, order: int = 100) -> None:
+                       *, permission: str | None = None, order: int = 100,
+                       context: Callable[[Request], Any] | str | None = None) -> None:
     """Directive: a card on the home page; `provider(request)` returns the
-    template's variables or None to leave the card out."""
-    slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
+    template's variables or None to leave the card out; `context` as for
+    `add_nav_item`."""
+    slot = Slot(name, template, config.maybe_dotted(provider), permission, order,
+                config.maybe_dotted(context))
     register_once(config, "ehs.dashboard_card", name,
                   lambda: _append(config, "ui.dashboard_cards", slot))
 
@@ -99,7 +109,8 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     """The caller's menu: entries they may open, with their badges."""
     shown = []
     for item in request.registry.get("ui.nav_items", []):
-        if item.permission and not request.has_permission(item.permission, _root(request)):
+        where = item.context(request) if item.context else _root(request)
+        if item.permission and not request.has_permission(item.permission, where):
             continue
         shown.append({"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
                       "badge": item.badge(request) if item.badge else None,
@@ -112,8 +123,9 @@ def rendered_slots(request: Request, key: str, *args: Any, context: Any = None) 
     """The slots of one kind the caller may see, with their variables."""
     shown = []
     for slot in request.registry.get(key, []):
-        if slot.permission and not request.has_permission(
-                slot.permission, context if context is not None else _root(request)):
+        where = context if context is not None else (
+            slot.context(request) if slot.context else _root(request))
+        if slot.permission and not request.has_permission(slot.permission, where):
             continue
         variables = slot.provider(request, *args) if slot.provider else {}
         if variables is None:

@@ -15,4 +15,5 @@ def includeme(config: Configurator) -> None:
     config.add_route("view", r"/api/views/{id:\d{1,9}}")
     config.scan(".views")
     config.include(".pages")
+    config.include(".dashboard")
     config.add_translation_dirs("ehs_plugins.analytics:locale")

@@ -290,6 +290,13 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
         .group_by(RootCause.category).order_by(func.count().desc(), RootCause.category), *period))]
 
+    # Type by severity (every type, not only the four of the KPIs).
+    by_severity = [{"type": kind, "severity": severity, "count": count}
+                   for kind, severity, count in db.execute(scoped(
+                       request, select(Incident.type, Incident.severity, func.count())
+                       .group_by(Incident.type, Incident.severity)
+                       .order_by(Incident.type, Incident.severity), *period))]
+
     heat = [[0] * 24 for _ in range(7)]
     offset = site_offsets(request, site_id, start, end)
     key = sqltime.hour_of_week(sqltime.epoch(Incident.occurred_at, name) + offset, name)
@@ -307,6 +314,7 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         "trend": trend,
         "locations": locations,
         "rootCauses": root_causes,
+        "byTypeAndSeverity": by_severity,
         "heatmap": {"weekdays": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], "counts": heat},
         "actions": {"onTime": current["actionsOnTime"], "late": current["actionsLate"],
                     "pending": current["actionsPending"]},

@@ -106,10 +106,9 @@ def overview(request: Request) -> dict[str, Any]:
     return stats.overview(request)
 
 
-@view_config(route_name="stats.analytics", request_method="GET", renderer="json",
-             permission=Permission.signed_in, query=analytics_schema)
-def analytics(request: Request) -> dict[str, Any]:
-    query = request.validated_query
+def analytics_answer(request: Request, query: dict[str, Any]) -> dict[str, Any]:
+    """The analytics figures of a validated `analytics_schema` query, as the
+    caller may see them (the API and the dashboard page both answer with it)."""
     first, last = query["from"], query["to"]
     if last < first:
         raise invalid("to", "Must not be before from")
@@ -125,6 +124,12 @@ def analytics(request: Request) -> dict[str, Any]:
     show_cases = role_at_least(identity.role, Role.safety_manager)
     return stats.analytics(request, first, last, query["siteId"], query["type"],
                            injury_figures(request.registry), show_rates, show_cases)
+
+
+@view_config(route_name="stats.analytics", request_method="GET", renderer="json",
+             permission=Permission.signed_in, query=analytics_schema)
+def analytics(request: Request) -> dict[str, Any]:
+    return analytics_answer(request, request.validated_query)
 
 
 def view_json(view: SavedView) -> dict[str, Any]:

@@ -24,11 +24,14 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.case_301", r"/api/osha/cases/{id:\d{1,9}}/301", factory=ROOT)
     config.add_route("osha.log", "/api/osha/log", factory=ROOT)
     config.add_route("osha.site_hours", r"/api/osha/sites/{id:\d{1,9}}/hours", factory=ROOT)
+    config.add_route("osha.certification", r"/api/osha/sites/{id:\d{1,9}}/certification", factory=ROOT)
     config.add_route("osha.ita_summary", "/api/osha/ita/summary.csv", factory=ROOT)
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
     config.scan(".listeners")
+    config.include(".pages")
+    config.add_translation_dirs("ehs_plugins.osha:locale")
     # Recordable cases and rates for the analytics plugin, through the
     # directive it owns. Plugins are included in the order the setting lists
     # them, so the offer is made once all are in: at commit.

@@ -157,3 +157,29 @@ def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str
     body["createdAt"] = iso(case.created_at)
     body["updatedAt"] = iso(case.updated_at)
     return body
+
+
+def _date(value: dt.date | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def form_301_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
+    """The data of OSHA Form 301 (Injury and Illness Incident Report), in
+    the form's order; the event on the establishment's clock (`zone`)."""
+    occurred = incident.occurred_at.astimezone(zone)
+    return {
+        "caseNumber": case_number(incident, case),
+        "employee": {"name": case.name, "address": case.employee_address,
+                     "dateOfBirth": _date(case.date_of_birth), "dateOfHire": _date(case.date_of_hire),
+                     "sex": case.sex, "jobTitle": case.job_title},
+        "physician": {"name": case.physician_name, "facility": case.treatment_facility,
+                      "treatedInEmergencyRoom": case.treated_in_emergency_room,
+                      "hospitalizedOvernight": case.inpatient_hospitalization},
+        "case": {"dateOfInjury": occurred.date().isoformat(), "timeEmployeeBeganWork": case.time_started_work,
+                 "timeOfEvent": occurred.strftime("%H:%M"), "activityBefore": case.activity_before,
+                 "whatHappened": case.what_happened, "injuryOrIllness": case.nature_of_injury,
+                 "bodyPart": case.body_part, "objectOrSubstance": case.object_substance,
+                 "dateOfDeath": _date(case.date_of_death)},
+        "recordable": case.recordable, "outcome": case.outcome, "caseType": case.effective_case_type,
+        "privacyCase": case.effective_privacy,
+    }

@@ -91,3 +91,21 @@ class SiteHours(Base):
     month: Mapped[int] = mapped_column(SmallInteger)
     hours: Mapped[Decimal | None] = mapped_column(Numeric(14, 2), nullable=True)
     average_employees: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
+
+
+class Certification(Base):
+    """The 300A's certification of one site and year (1904.32(b)(3)-(4)):
+    a company executive certifies the summary; their name, title, phone
+    and the date are written on the posted form."""
+
+    __tablename__ = "osha_certifications"
+    __table_args__ = (UniqueConstraint("site_id", "year", name="uq_osha_certifications_site_year"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"), index=True)
+    year: Mapped[int] = mapped_column(SmallInteger)
+    executive_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    executive_title: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    phone: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    certified_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from ehs_core.errors import APIError
 from ehs_core.sites.models import Site
 from ehs_core.users.models import Organization
 from ehs_plugins.osha import ita
+from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
+from ehs_plugins.osha.hours import save_hours
 from ehs_plugins.osha.log import active_sites, load, log_json, months_json
-from ehs_plugins.osha.models import SiteHours
-from ehs_plugins.osha.schemas import HoursEntries, LogQuery, YearQuery
+from ehs_plugins.osha.schemas import CertificationBody, HoursEntries, LogQuery, YearQuery
 from ehs_plugins.osha.views import MANAGE
 
 
@@ -37,6 +37,7 @@ def osha_log(request: Request) -> dict[str, Any]:
     site = get_site(request, int(query["siteId"]))
     item = load(request.dbsession, request.registry, [site], int(query["year"]))[0]
     return {**log_json(item),
+            "certification": certification_json(certification_of(request.dbsession, site, item.year)),
             "checks": checks(item, active_sites(request.dbsession), _company(request))}
 
 
@@ -54,28 +55,26 @@ def get_hours(request: Request) -> list[dict[str, Any]]:
 def put_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    entries = request.validated
-    months = [entry["month"] for entry in entries]
-    if len(set(months)) != len(months):
-        raise APIError(400, "Invalid request", [{"path": "", "message": "Each month at most once"}])
+    save_hours(request.dbsession, site, year, request.validated)
     dbsession = request.dbsession
-    existing = {row.month: row for row in dbsession.execute(select(SiteHours).where(
-        SiteHours.site_id == site.id, SiteHours.year == year)).scalars()}
-    for entry in entries:
-        hours, average = entry["hours"], entry["averageEmployees"]
-        row = existing.get(entry["month"])
-        if hours is None and average is None:
-            if row is not None:
-                dbsession.execute(delete(SiteHours).where(SiteHours.id == row.id))
-            continue
-        if row is None:
-            row = SiteHours(site_id=site.id, year=year, month=entry["month"])
-            dbsession.add(row)
-        row.hours = None if hours is None else Decimal(str(hours))
-        row.average_employees = None if average is None else Decimal(str(average))
-    dbsession.flush()
-    dbsession.expire_all()
     return months_json(load(dbsession, request.registry, [site], year)[0])
+
+
+@view_config(route_name="osha.certification", request_method="GET", renderer="json", permission=MANAGE,
+             query=YearQuery, summary="The 300A certification of a site and year (29 CFR 1904.32(b)(3)): "
+                                      "{executiveName, executiveTitle, phone, certifiedOn, complete}.")
+def get_certification(request: Request) -> dict[str, Any]:
+    site = get_site(request, int(request.matchdict["id"]))
+    return certification_json(certification_of(request.dbsession, site, int(request.validated_query["year"])))
+
+
+@view_config(route_name="osha.certification", request_method="PUT", renderer="json", permission=MANAGE,
+             query=YearQuery, body=CertificationBody,
+             summary="Set the 300A certification of a site and year; a field left out is cleared.")
+def put_certification(request: Request) -> dict[str, Any]:
+    site = get_site(request, int(request.matchdict["id"]))
+    row = certify(request.dbsession, site, int(request.validated_query["year"]), request.validated)
+    return certification_json(row)
 
 
 def csv_response(body: str, filename: str) -> Response:

@@ -108,3 +108,17 @@ class YearQuery(colander.MappingSchema):
 
 class LogQuery(YearQuery):
     siteId = field(Str(), validator=colander.Regex(r"^[0-9]{1,9}$", "Must be a site id"))
+
+
+PHONE = colander.Regex(r"^\+?[0-9][0-9 ().\-]{5,38}$",
+                       "Must be a telephone number (digits, spaces, + ( ) . -)")
+
+
+class CertificationBody(colander.MappingSchema):
+    """The 300A certification (1904.32(b)(3)): who certified it and when.
+    Each field may be left empty (null) until the executive signs."""
+
+    executiveName = text(200, nullable=True, missing=None)
+    executiveTitle = text(200, nullable=True, missing=None)
+    phone = field(Str(nullable=True, max_length=40), missing=None, validator=PHONE)
+    certifiedOn = field(Date(nullable=True, not_future=True), missing=None)

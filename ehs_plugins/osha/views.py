@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from ehs_core.incidents.models import Incident
 from ehs_core.security import Role, role_principal
 from ehs_plugins.osha import services
-from ehs_plugins.osha.cases import case_json, case_number
+from ehs_plugins.osha.cases import case_json, form_301_json
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.schemas import case_create_schema, case_update_schema
 
@@ -66,31 +66,11 @@ def delete_case(request: Request) -> HTTPNoContent:
     return HTTPNoContent()
 
 
-def _date(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 @view_config(route_name="osha.case_301", request_method="GET", renderer="json", permission=MANAGE)
 def form_301(request: Request) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report)."""
     case, incident = services.load_case(request, int(request.matchdict["id"]))
-    occurred = incident.occurred_at.astimezone(services.zone_of(request, incident))
-    return {
-        "caseNumber": case_number(incident, case),
-        "employee": {"name": case.name, "address": case.employee_address,
-                     "dateOfBirth": _date(case.date_of_birth), "dateOfHire": _date(case.date_of_hire),
-                     "sex": case.sex, "jobTitle": case.job_title},
-        "physician": {"name": case.physician_name, "facility": case.treatment_facility,
-                      "treatedInEmergencyRoom": case.treated_in_emergency_room,
-                      "hospitalizedOvernight": case.inpatient_hospitalization},
-        "case": {"dateOfInjury": occurred.date().isoformat(), "timeEmployeeBeganWork": case.time_started_work,
-                 "timeOfEvent": occurred.strftime("%H:%M"), "activityBefore": case.activity_before,
-                 "whatHappened": case.what_happened, "injuryOrIllness": case.nature_of_injury,
-                 "bodyPart": case.body_part, "objectOrSubstance": case.object_substance,
-                 "dateOfDeath": _date(case.date_of_death)},
-        "recordable": case.recordable, "outcome": case.outcome, "caseType": case.effective_case_type,
-        "privacyCase": case.effective_privacy,
-    }
+    return form_301_json(case, incident, services.zone_of(request, incident))
 
 
 def injured_count(request: Request, incidents: list[Incident]) -> dict[int, int]:

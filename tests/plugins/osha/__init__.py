@@ -118,6 +118,8 @@ def endpoints(number: int, case_id: int, site_id: int) -> list[tuple[str, str, A
         ("GET", f"{OSHA}/cases/{case_id}/301", None),
         ("GET", f"{OSHA}/log?siteId={site_id}&year={YEAR}", None),
         ("GET", f"{OSHA}/sites/{site_id}/hours?year={YEAR}", None),
+        ("GET", f"{OSHA}/sites/{site_id}/certification?year={YEAR}", None),
+        ("PUT", f"{OSHA}/sites/{site_id}/certification?year={YEAR}", {"executiveName": "Pat Boss"}),
         ("PUT", f"{OSHA}/sites/{site_id}/hours?year={YEAR}", hours),
         ("GET", f"{OSHA}/ita/summary.csv?year={YEAR}", None),
         ("GET", f"{OSHA}/ita/cases.csv?year={YEAR}", None),

@@ -82,3 +82,17 @@ def test_plugin_disabled_incidents_have_no_injured_count(without_osha: Any, mana
                                             "occurredAt": "2025-03-11T10:00:00+00:00",
                                             "siteId": existing[2]}, status=201).json
     assert "injuredCount" not in created
+
+
+def test_plugin_disabled_no_screen_panel_menu_or_card(without_osha: Any, manager: Any,
+                                                      existing: tuple[int, int, int]) -> None:
+    number, case_id, site = existing
+    assert "Injured or ill people" in manager.get(f"/incidents/{number}").text  # enabled: the panel
+    browser = Client(without_osha)
+    browser.login("admin@acme.test")
+    page = browser.get(f"/incidents/{number}", status=200)
+    assert "Injured or ill people" not in page.text and "Injury records" not in page.text
+    assert "Injury records" not in browser.get("/", status=200).text
+    for url in ("/osha/log", "/osha/summary", "/osha/hours", "/osha/submission", f"/osha/cases/{case_id}",
+                f"/osha/log.pdf?siteId={site}&year=2025", f"/osha/cases/{case_id}/301.pdf"):
+        assert "Page not found" in browser.get(url, status=404).text

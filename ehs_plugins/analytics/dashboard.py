@@ -1,0 +1,146 @@
+"""The analytics dashboard at /analytics: the overview figures, a period
+picker with the previous period beside each figure, and charts drawn on the
+server (trend, type and severity, site and area, root causes, the
+weekday-by-hour heatmap in each site's zone, actions on time or late, and
+injury rates for those who may see them), each with its numbers in a table.
+A bar opens the incident list with that bar's filter. The figures are the
+API's (`views.analytics_answer`, `stats.overview`): the same rules decide
+who sees what."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from urllib.parse import urlencode
+
+import colander
+from pyramid.config import Configurator
+from pyramid.request import Request
+
+from ehs_core.actions import today
+from ehs_core.errors import DomainError
+from ehs_core.incidents.models import IncidentType, Severity
+from ehs_core.security import Permission
+from ehs_core.sites.services import list_sites
+from ehs_core.ui.forms import errors_of
+from ehs_plugins.analytics import charts, saved_views, stats
+from ehs_plugins.analytics.views import analytics_answer, analytics_schema
+
+PRESETS = {"30": "Last 30 days", "90": "Last 90 days", "year": "This year", "last-year": "Last year"}
+KPI_LABELS = {
+    "reported": "Incidents reported", "nearMisses": "Near misses", "hazards": "Hazards reported",
+    "actionsClosedOnTimeRate": "Actions closed on time (%)", "averageDaysToClose": "Average days to close",
+    "injuries": "Injuries", "illnesses": "Illnesses", "recordableCases": "Recordable cases",
+    "daysAway": "Days away from work",
+}
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def preset_period(preset: str, on: dt.date) -> tuple[dt.date, dt.date]:
+    if preset == "30":
+        return on - dt.timedelta(days=29), on
+    if preset == "year":
+        return dt.date(on.year, 1, 1), on
+    if preset == "last-year":
+        return dt.date(on.year - 1, 1, 1), dt.date(on.year - 1, 12, 31)
+    return on - dt.timedelta(days=89), on
+
+
+def chosen(request: Request) -> dict[str, Any]:
+    """The query as typed: a preset, or from/to, and the optional filters."""
+    on = today(request.registry)
+    preset = request.GET.get("period", "")
+    first, last = preset_period(preset if preset in PRESETS else "90", on)
+    values = {"from": first.isoformat(), "to": last.isoformat(), "period": preset}
+    if preset not in PRESETS and (request.GET.get("from") or request.GET.get("to")):
+        values.update({"from": request.GET.get("from", ""), "to": request.GET.get("to", ""), "period": ""})
+    for key in ("siteId", "type"):
+        raw = request.GET.get(key, "")
+        values[key] = raw if raw else None
+    return values
+
+
+def list_link(request: Request, filters: dict[str, Any], **extra: Any) -> str:
+    """The incident list with the dashboard's filters and a bar's own."""
+    query = [(k, v) for k, v in {**filters, **extra}.items() if v not in (None, "")]
+    return request.route_path("page.incidents", _query=query)
+
+
+def trend_chart(request: Request, data: dict[str, Any], filters: dict[str, Any]) -> dict[str, Any]:
+    trend, last = data["trend"], dt.date.fromisoformat(data["to"])
+    items = []
+    for i, bucket in enumerate(trend):
+        start = dt.date.fromisoformat(bucket["start"])
+        end = (dt.date.fromisoformat(trend[i + 1]["start"]) - dt.timedelta(days=1)) if i + 1 < len(trend) \
+            else last
+        items.append((start.strftime("%d %b" if data["granularity"] == "week" else "%b %Y"), bucket["count"],
+                      list_link(request, {**filters, "from": start.isoformat(), "to": end.isoformat()})))
+    return charts.bars(items)
+
+
+def dashboard(request: Request) -> dict[str, Any]:
+    values = chosen(request)
+    errors: dict[str, str] = {}
+    data = None
+    try:
+        query = analytics_schema(request.registry).deserialize(
+            {k: values[k] for k in ("from", "to", "siteId", "type") if values[k] is not None})
+        query.setdefault("siteId", None)
+        query.setdefault("type", None)
+        data = analytics_answer(request, query)
+    except (colander.Invalid, DomainError) as exc:
+        errors = errors_of(exc)
+        request.response.status = 400
+    sites = [site for site, _ in list_sites(request, include_archived=False)]
+    values_out = {"values": values, "errors": errors, "presets": PRESETS, "sites": sites,
+                  "types": list(IncidentType), "severities": list(Severity),
+                  "overview": stats.overview(request), "weekdays": WEEKDAYS,
+                  "kpi_labels": {k: request.localizer.translate(v, domain="ehs_analytics")
+                                 for k, v in KPI_LABELS.items()},
+                  "views": [{"name": v.name, "url": request.route_path("page.incidents") + "?"
+                             + urlencode(v.filters, doseq=True)}
+                            for v in saved_views.visible_views(request, "incidents")]}
+    if data is None:
+        return {**values_out, "data": None}
+    filters = {"from": data["from"], "to": data["to"], "siteId": values["siteId"], "type": values["type"]}
+    by_type: dict[str, int] = {}
+    by_severity: dict[str, int] = {}
+    grid: dict[tuple[str, str], int] = {}
+    for row in data["byTypeAndSeverity"]:
+        by_type[row["type"]] = by_type.get(row["type"], 0) + row["count"]
+        by_severity[row["severity"]] = by_severity.get(row["severity"], 0) + row["count"]
+        grid[(row["type"], row["severity"])] = row["count"]
+    t = request.localizer.translate
+    type_items = [(t(kind.value.replace("_", " ").capitalize()), by_type.get(kind, 0),
+                   list_link(request, filters, type=kind.value)) for kind in IncidentType]
+    severity_items = [(t(level.value.capitalize()), by_severity.get(level, 0),
+                       list_link(request, filters, severity=level.value)) for level in Severity]
+    places = data["locations"][:10]
+    place_items = [(p["siteName"] + (f" · {p['areaName']}" if p["areaName"] else ""), p["count"],
+                    list_link(request, filters, siteId=p["siteId"], areaId=p["areaId"])) for p in places]
+    cause_items = [(c["category"].replace("_", " ").capitalize(), c["count"], None)
+                   for c in data["rootCauses"]]
+    actions = data["actions"]
+    action_items = [(t("On time"), actions["onTime"], None), (t("Late"), actions["late"], None),
+                    (t("Not yet due"), actions["pending"], None)]
+    heat = data["heatmap"]["counts"]
+    busiest = max(((d, h, c) for d, day in enumerate(heat) for h, c in enumerate(day)),
+                  key=lambda cell: cell[2], default=None)
+    return {**values_out, "data": data, "filters": filters,
+            "trend": trend_chart(request, data, filters),
+            "by_type": charts.bars(type_items, height=200), "type_items": type_items,
+            "by_severity": charts.bars(severity_items, height=200), "severity_items": severity_items,
+            "grid": grid, "places": charts.hbars(place_items), "place_items": place_items,
+            "causes": charts.hbars(cause_items), "cause_items": cause_items,
+            "actions_chart": charts.hbars(action_items, label_width=120), "action_items": action_items,
+            "heat": charts.heatmap(heat), "busiest": busiest if busiest and busiest[2] else None,
+            "list_link": lambda **extra: list_link(request, filters, **extra)}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("page.analytics", "/analytics")
+    config.add_view(dashboard, route_name="page.analytics", request_method="GET",
+                    renderer="ehs_plugins.analytics:templates/dashboard.html",
+                    permission=Permission.signed_in)
+    config.add_nav_item("analytics", "Analytics", "page.analytics", permission=Permission.signed_in, order=50)
+    config.add_static_view("analytics-static", "ehs_plugins.analytics:static", cache_max_age=3600)

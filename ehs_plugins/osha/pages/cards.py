@@ -1,0 +1,77 @@
+"""The OSHA plugin's card on the home page, for safety managers: the 300A
+posting period (February 1 to April 30, 1904.32(b)(6)), the ITA deadline
+(March 2, 1904.41(c)), recordable cases still missing fields, and direct
+reports to OSHA still owed (1904.39)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+from sqlalchemy import or_, select
+
+from ehs_core.db import utcnow
+from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Site
+from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha.cases import case_number, missing_fields, severe_deadline
+from ehs_plugins.osha.log import year_bounds
+from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.pages import ROOT, TEMPLATES
+from ehs_plugins.osha.pages.records import record_year
+from ehs_plugins.osha.recordability import COVERED
+from ehs_plugins.osha.views import MANAGE
+
+
+def posting(today: dt.date) -> dict[str, Any]:
+    """Where today falls against the posting period of last year's 300A."""
+    start, end = dt.date(today.year, 2, 1), dt.date(today.year, 4, 30)
+    return {"year": today.year - 1, "start": start, "end": end, "now": start <= today <= end,
+            "upcoming": today < start}
+
+
+def ita_deadline(today: dt.date) -> dict[str, Any]:
+    """March 2 of this year for last year's data, or next year's once passed."""
+    due = dt.date(today.year, 3, 2)
+    if today > due:
+        due = dt.date(today.year + 1, 3, 2)
+    return {"due": due, "year": due.year - 1, "days": (due - today).days}
+
+
+def records_card(request: Request) -> dict[str, Any]:
+    today = dt.date.today()
+    org = request.identity.user.organization_id
+    year = record_year(today)
+    start, _ = year_bounds(year)
+    base = (select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
+            .where(Incident.organization_id == org))
+    missing = [(case, incident) for case, incident in request.dbsession.execute(
+        base.where(InjuryCase.recordable.is_(True), Incident.occurred_at >= start)).all()
+        if missing_fields(case)]
+    # Direct reports still owed: a severe answer, not yet reported.
+    severe = request.dbsession.execute(base.where(
+        InjuryCase.reported_to_osha_at.is_(None), InjuryCase.work_related.is_not(False),
+        InjuryCase.employment_type.in_([c.value for c in COVERED]),
+        or_(InjuryCase.died.is_(True), InjuryCase.inpatient_hospitalization.is_(True),
+            InjuryCase.amputation.is_(True), InjuryCase.loss_of_eye.is_(True)))).all()
+    zones = {site.id: site.timezone for site in request.dbsession.execute(select(Site)).scalars()}
+    due = []
+    now = utcnow()
+    for case, incident in severe:
+        zone_name = zones.get(incident.site_id)
+        deadline = severe_deadline(case, incident, site_zone(zone_name, request.registry))
+        if deadline is not None:
+            due.append({"case": case, "number": case_number(incident, case), "due": deadline.due,
+                        "overdue": deadline.due < now, "zone": zone_name})
+    due.sort(key=lambda item: item["due"])
+    return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
+            "missing": [{"case": case, "number": case_number(incident, case)}
+                        for case, incident in missing[:5]], "missing_count": len(missing),
+            "severe": due[:5], "severe_count": len(due)}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_dashboard_card("osha_records", TEMPLATES + "card.html", records_card, permission=MANAGE,
+                              context=ROOT, order=40)

@@ -1,0 +1,226 @@
+"""Cases on the incident: a panel on the incident page (the injured count
+for everyone who may see the incident, the cases themselves for safety
+managers, as in the API) and the case form, whose decision (recordable,
+outcome, type, with the rules of 29 CFR 1904 behind it) is recalculated as
+the answers change, without saving, by the same `classify` the API uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import colander
+from pyramid.config import Configurator
+from pyramid.httpexceptions import HTTPFound
+from pyramid.request import Request
+
+from ehs_core.errors import DomainError
+from ehs_core.incidents.models import Incident
+from ehs_core.incidents.pages import local_to_iso
+from ehs_core.security import Permission
+from ehs_core.sites.models import Site
+from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_plugins.osha import services
+from ehs_plugins.osha.cases import answers, case_number, missing_fields, severe_deadline
+from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
+from ehs_plugins.osha.recordability import CaseType, EmploymentType, SpecialCase, classify
+from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
+from ehs_plugins.osha.views import MANAGE, OshaRoot, injured_count
+
+CASE_PAGE = r"/osha/cases/{id:\d{1,9}}"
+TRI_STATE = "tri"  # yes / no / not decided yet
+# How each answer comes from the form.
+FORM = {
+    "name": TEXT, "jobTitle": OPTIONAL_TEXT, "employmentType": TEXT, "workRelated": TRI_STATE,
+    "newCase": TRI_STATE, "died": BOOL, "dateOfDeath": OPTIONAL_TEXT, "daysAwayFromWork": BOOL,
+    "daysAway": INT, "restrictedOrTransfer": BOOL, "daysRestricted": INT, "medicalTreatment": BOOL,
+    "lossOfConsciousness": BOOL, "significantDiagnosis": BOOL, "specialCase": TEXT,
+    "caseType": OPTIONAL_TEXT, "privacyCase": BOOL, "inpatientHospitalization": BOOL, "amputation": BOOL,
+    "lossOfEye": BOOL, "reportedToOshaAt": OPTIONAL_TEXT, "employeeAddress": OPTIONAL_TEXT,
+    "dateOfBirth": OPTIONAL_TEXT, "dateOfHire": OPTIONAL_TEXT, "sex": OPTIONAL_TEXT,
+    "physicianName": OPTIONAL_TEXT, "treatmentFacility": OPTIONAL_TEXT, "treatedInEmergencyRoom": TRI_STATE,
+    "timeStartedWork": OPTIONAL_TEXT, "activityBefore": OPTIONAL_TEXT, "whatHappened": OPTIONAL_TEXT,
+    "natureOfInjury": OPTIONAL_TEXT, "bodyPart": OPTIONAL_TEXT, "objectSubstance": OPTIONAL_TEXT,
+}
+NO_ONE_HURT = services.NO_ONE_HURT
+# Names of the answers, for the links to what is missing.
+FIELD_LABELS = {
+    "jobTitle": "Job title", "employeeAddress": "Employee's address", "dateOfBirth": "Date of birth",
+    "dateOfHire": "Date hired", "sex": "Sex", "timeStartedWork": "Time the employee began work",
+    "activityBefore": "What the employee was doing just before", "whatHappened": "What happened",
+    "natureOfInjury": "The injury or illness", "bodyPart": "Part of the body affected",
+    "objectSubstance": "Object or substance", "treatedInEmergencyRoom": "Treated in an emergency room",
+    "caseType": "Injury or kind of illness (column M)", "dateOfDeath": "Date of death",
+    "daysAway": "Days away (column K)", "daysRestricted": "Days restricted (column L)",
+}
+
+
+def may_manage(request: Request) -> bool:
+    """The API's rule: case records are for safety managers (and admins)."""
+    return bool(request.has_permission(MANAGE, OshaRoot(request)))
+
+
+def site_of(request: Request, incident: Incident) -> Site | None:
+    return request.dbsession.get(Site, incident.site_id)
+
+
+def case_summary(request: Request, case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
+    """What the panel and the case page show of a decision."""
+    deadline = severe_deadline(case, incident, zone)
+    return {"case": case, "number": case_number(incident, case),
+            "classification": classify(answers(case)), "missing": missing_fields(case),
+            "deadline": deadline,
+            "overdue": deadline is not None and deadline.due < dt.datetime.now(dt.UTC)}
+
+
+def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
+    """The panel's variables: the count for everyone, the cases for those who may keep them."""
+    incident = context.incident
+    if not may_manage(request):
+        count = injured_count(request, [incident])[incident.id]
+        if not count and incident.type in NO_ONE_HURT:
+            return None
+        return {"manage": False, "count": count}
+    cases = services.list_cases(request, incident)
+    if not cases and incident.type in NO_ONE_HURT:
+        return None
+    zone = services.zone_of(request, incident)
+    return {"manage": True, "count": len(cases), "incident": incident, **labels(request),
+            "summaries": [case_summary(request, case, incident, zone) for case in cases],
+            "error": request.GET.get("case_error")}
+
+
+def add_case(request: Request) -> HTTPFound:
+    """"Add an injured or ill person": the case is created with the name,
+    then answered on its own page."""
+    number = int(request.matchdict["number"])
+    try:
+        data = case_create_schema(request.registry).deserialize(json_values(request.POST, {"name": TEXT}))
+        case, _ = services.create_case(request, number, data)
+    except colander.Invalid as exc:
+        message = next(iter(errors_of(exc).values()))
+        return HTTPFound(request.route_path("page.incident", number=number,
+                                            _query={"case_error": message[:200]}, _anchor="panel-osha_cases"))
+    except DomainError as exc:
+        if exc.status == 404:
+            raise
+        return HTTPFound(request.route_path("page.incident", number=number,
+                                            _query={"case_error": exc.message[:200]},
+                                            _anchor="panel-osha_cases"))
+    return HTTPFound(request.route_path("page.osha_case", id=case.id, _query={"notice": "saved"}))
+
+
+# --- the case form --------------------------------------------------------
+
+
+def form_values(case: InjuryCase, zone: dt.tzinfo) -> dict[str, Any]:
+    """The stored answers as the form shows them."""
+    values: dict[str, Any] = {"name": case.name}
+    for name, (column, _, _) in CASE_FIELDS.items():
+        value = getattr(case, column)
+        if FORM.get(name) == TRI_STATE:
+            value = "" if value is None else ("yes" if value else "no")
+        elif isinstance(value, dt.datetime):
+            value = value.astimezone(zone).strftime("%Y-%m-%dT%H:%M")
+        elif isinstance(value, dt.date):
+            value = value.isoformat()
+        values[name] = value
+    return values
+
+
+def posted_answers(request: Request, zone: dt.tzinfo) -> dict[str, Any]:
+    """The form as the JSON body the API would receive."""
+    post = request.POST
+    plain = {name: kind for name, kind in FORM.items() if kind != TRI_STATE}
+    data = json_values(post, plain)
+    for name, kind in FORM.items():
+        if kind == TRI_STATE and name in post:
+            data[name] = {"yes": True, "no": False}.get(post.get(name), None)
+    for name in ("daysAway", "daysRestricted"):
+        if data.get(name) == "":
+            data[name] = 0  # an empty count is none
+    if data.get("reportedToOshaAt"):
+        data["reportedToOshaAt"] = local_to_iso(data["reportedToOshaAt"], zone)
+    return data
+
+
+def shown_values(request: Request) -> dict[str, Any]:
+    """What was posted, shown back as it was typed."""
+    values = {name: request.POST.get(name) for name in FORM if name in request.POST}
+    for name, kind in FORM.items():
+        if kind == BOOL:
+            values[name] = request.POST.get(name) in ("on", "true", "1", "yes")
+    return values
+
+
+def case_page_values(request: Request, case: InjuryCase, incident: Incident,
+                     values: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+                     shown: InjuryCase | None = None) -> dict[str, Any]:
+    zone = services.zone_of(request, incident)
+    site = site_of(request, incident)
+    return {"incident": incident, "case": case, "site": site, "zone": site.timezone if site else None,
+            "values": values if values is not None else form_values(case, zone),
+            "errors": errors or {}, "summary": case_summary(request, shown or case, incident, zone),
+            "employment_types": list(EmploymentType), "special_cases": list(SpecialCase),
+            "case_types": list(CaseType), **labels(request),
+            "field_labels": {k: request.localizer.translate(v, domain="ehs_osha")
+                             for k, v in FIELD_LABELS.items()}}
+
+
+def case_page(request: Request) -> dict[str, Any]:
+    case, incident = services.load_case(request, int(request.matchdict["id"]))
+    return case_page_values(request, case, incident)
+
+
+def save_case(request: Request) -> Any:
+    case, incident = services.load_case(request, int(request.matchdict["id"]))
+    zone = services.zone_of(request, incident)
+    try:
+        data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
+        services.apply_answers(draft_of(case), data)  # refused before the case is touched
+        services.update_case(request, case, incident, data)
+    except (colander.Invalid, DomainError) as exc:
+        if isinstance(exc, DomainError) and exc.status == 404:
+            raise
+        request.response.status = 400
+        request.tm.doom()  # a refused form changes nothing
+        return case_page_values(request, case, incident, shown_values(request), errors_of(exc))
+    return HTTPFound(request.route_path("page.osha_case", id=case.id, _query={"notice": "saved"}))
+
+
+def draft_of(case: InjuryCase) -> InjuryCase:
+    """A copy of the case that is never added to the session."""
+    return InjuryCase(**{c.key: getattr(case, c.key) for c in InjuryCase.__table__.columns})
+
+
+def decision_preview(request: Request) -> dict[str, Any]:
+    """The decision the answers on the form would give, nothing saved: the
+    answers go on a draft copy of the case."""
+    case, incident = services.load_case(request, int(request.matchdict["id"]))
+    zone = services.zone_of(request, incident)
+    draft = draft_of(case)
+    errors: dict[str, str] = {}
+    try:
+        data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
+        services.apply_answers(draft, data)
+    except (colander.Invalid, DomainError) as exc:
+        errors = errors_of(exc)
+        draft = case
+    values = case_page_values(request, case, incident, shown=draft)
+    return {**values, "errors": errors, "preview": True}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_incident_panel("osha_cases", TEMPLATES + "cases_panel.html", cases_panel,
+                              permission=Permission.view_incident, order=50)
+    config.add_route("page.osha_case_add", r"/incidents/{number:\d{1,9}}/cases", factory=ROOT)
+    config.add_route("page.osha_case", CASE_PAGE, factory=ROOT)
+    config.add_route("page.osha_case_decision", CASE_PAGE + "/decision", factory=ROOT)
+    config.add_view(add_case, route_name="page.osha_case_add", request_method="POST", permission=MANAGE)
+    config.add_view(case_page, route_name="page.osha_case", request_method="GET",
+                    renderer=TEMPLATES + "case.html", permission=MANAGE)
+    config.add_view(save_case, route_name="page.osha_case", request_method="POST",
+                    renderer=TEMPLATES + "case.html", permission=MANAGE)
+    config.add_view(decision_preview, route_name="page.osha_case_decision", request_method="POST",
+                    renderer=TEMPLATES + "decision.html", permission=MANAGE)

@@ -1,0 +1,61 @@
+"""Electronic submission (29 CFR 1904.41): per year, OSHA's ITA edit checks
+on both files listed by site and case, each with a link to where it is
+fixed, then the two CSV files (the API's own downloads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyramid.config import Configurator
+from pyramid.request import Request
+
+from ehs_plugins.osha.checks import checks
+from ehs_plugins.osha.log import load
+from ehs_plugins.osha.pages import ROOT, TEMPLATES
+from ehs_plugins.osha.pages.records import Choice, company_name
+from ehs_plugins.osha.views import MANAGE
+
+# Where an ITA case-file column is answered on the case form.
+CASE_FIELD_OF = {
+    "dafw_num_away": "daysAway", "djtr_num_tr": "daysRestricted", "date_of_death": "dateOfDeath",
+    "type_of_incident": "caseType", "job_title": "jobTitle", "incident_description": "natureOfInjury",
+    "nar_before_incident": "activityBefore", "nar_what_happened": "whatHappened",
+    "nar_injury_illness": "natureOfInjury", "nar_object_substance": "objectSubstance",
+}
+# Site-level findings fixed on the hours grid; the rest on the log page
+# (the establishment's fields and totals).
+HOURS_FIELDS = ("total_hours_worked", "annual_average_employees", "size")
+
+
+def fix_url(request: Request, finding: dict[str, Any], year: int) -> str:
+    if finding["caseId"] is not None:
+        anchor = CASE_FIELD_OF.get(finding["field"], "decision")
+        return request.route_path("page.osha_case", id=finding["caseId"], _anchor=anchor)
+    if finding["field"] in HOURS_FIELDS:
+        return request.route_path("page.osha_hours", _query={"year": year})
+    return request.route_path("page.osha_log", _query={"siteId": finding["siteId"], "year": year},
+                              _anchor="est-title")
+
+
+def submission_page(request: Request) -> dict[str, Any]:
+    choice = Choice(request, need_site=False)
+    company = company_name(request)
+    items = load(request.dbsession, request.registry, choice.active, choice.year) if choice.active else []
+    by_site = []
+    for item in items:
+        found = [{**f, "url": fix_url(request, f, choice.year)} for f in checks(item, choice.active, company)]
+        by_site.append({"site": item.site, "cases": len(item.cases),
+                        "establishment": [f for f in found if f["caseId"] is None],
+                        "case_findings": [f for f in found if f["caseId"] is not None],
+                        "errors": sum(1 for f in found if f["level"] == "error")})
+    year = choice.year
+    return {**choice.values(), "by_site": by_site,
+            "errors": sum(s["errors"] for s in by_site),
+            "summary_csv": request.route_path("osha.ita_summary", _query={"year": year}),
+            "cases_csv": request.route_path("osha.ita_cases", _query={"year": year})}
+
+
+def includeme(config: Configurator) -> None:
+    config.add_route("page.osha_submission", "/osha/submission", factory=ROOT)
+    config.add_view(submission_page, route_name="page.osha_submission", request_method="GET",
+                    renderer=TEMPLATES + "submission.html", permission=MANAGE)

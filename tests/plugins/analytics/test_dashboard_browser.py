@@ -1,0 +1,41 @@
+"""The dashboard in Debian's Chromium: a supervisor opens it, finds the
+charts' numbers beside them, and drills from a bar into the incident list
+with that bar's filter; axe-core finds no serious or critical violation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ehs_core.browser_testing import assert_accessible
+from ehs_core.testing import PASSWORD
+
+
+def test_a_supervisor_drills_from_a_chart_into_the_list(live, new_page):
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North", "timezone": "America/Chicago"}).json["id"]
+    admin.post_json("/api/users", {"name": "Sam Supervisor", "email": "sam@acme.test", "role": "supervisor",
+                                   "password": PASSWORD})
+    when = (dt.datetime.now(dt.UTC) - dt.timedelta(days=2)).isoformat()
+    for title, kind in (("Box fell", "near_miss"), ("Cut finger", "injury"), ("Loose rail", "near_miss")):
+        admin.post_json("/api/incidents", {"title": title, "type": kind, "severity": "low", "siteId": site,
+                                           "occurredAt": when})
+
+    page = new_page()
+    page.goto(f"{live.url}/sign-in")
+    page.get_by_label("Email", exact=True).fill("sam@acme.test")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/$"))
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Analytics").click()
+    page.get_by_label("Quick choice").select_option("30")
+    page.get_by_role("button", name="Show").click()
+    assert page.get_by_role("heading", name="By type and severity").is_visible()
+    assert page.get_by_role("table", name="Incidents by type and severity").is_visible()
+    assert_accessible(page)
+
+    page.get_by_role("link", name="Near miss: 2 incidents").click()
+    page.wait_for_url(re.compile(r"/incidents\?.*type=near_miss"))
+    results = page.locator("#results")
+    assert results.get_by_text("Box fell").is_visible() and results.get_by_text("Loose rail").is_visible()
+    assert results.get_by_text("Cut finger").count() == 0

@@ -1,0 +1,109 @@
+"""The OSHA screens in Debian's Chromium: a safety manager enters a case
+from an injury incident, watches it become recordable with its reason,
+fills in the hours, downloads the 300A PDF and the ITA files. axe-core
+checks every screen on the way (no serious or critical violation)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pypdf import PdfReader
+
+from ehs_core.browser_testing import assert_accessible
+from ehs_core.testing import PASSWORD
+from tests.plugins.osha import ESTABLISHMENT
+
+
+def sign_in(page, live, email: str) -> None:
+    page.goto(f"{live.url}/sign-in")
+    page.get_by_label("Email", exact=True).fill(email)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/$"))
+
+
+def test_a_safety_manager_keeps_the_records(live, new_page):
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North", "timezone": "America/Chicago"}).json["id"]
+    admin.patch_json(f"/api/sites/{site}", ESTABLISHMENT)
+    admin.post_json("/api/users", {"name": "Sue Safety", "email": "sue@acme.test", "role": "safety_manager",
+                                   "password": PASSWORD})
+    number = admin.post_json("/api/incidents", {
+        "title": "Hand caught in press", "type": "injury", "severity": "medium", "siteId": site,
+        "occurredAt": "2025-03-10T09:00:00-05:00"}).json["number"]
+
+    page = new_page()
+    sign_in(page, live, "sue@acme.test")
+    assert page.get_by_role("heading", name="Injury records").is_visible()  # the home card
+    assert_accessible(page)
+    page.goto(f"{live.url}/incidents/{number}")
+    panel = page.get_by_role("region", name="Injured or ill people")
+    panel.get_by_label("Name of the injured or ill person").fill("Jane Roe")
+    panel.get_by_role("button", name="Add a case").click()
+    assert page.get_by_role("heading", name=re.compile(r"Case INC-\d+")).is_visible()
+    decision = page.get_by_role("region", name=re.compile("Decision"))
+    assert decision.get_by_text("Not recordable", exact=True).is_visible()
+    assert_accessible(page)
+
+    # The decision follows the answers (htmx), before anything is saved.
+    page.get_by_role("group", name=re.compile("Work-related")).get_by_label("Yes").check()
+    page.get_by_role("group", name=re.compile("New case")).get_by_label("Yes").check()
+    page.get_by_label("Medical treatment beyond first aid").check()
+    decision = page.get_by_role("region", name=re.compile("Decision"))
+    decision.get_by_text("Recordable", exact=True).wait_for()
+    assert decision.get_by_text("Recordable: medical treatment beyond first aid — 1904.7(b)(5)").is_visible()
+    assert decision.get_by_text("(not saved yet)").is_visible()
+    assert page.get_by_label("Medical treatment beyond first aid").is_checked()  # the form stays as typed
+    page.get_by_label("Injury or kind of illness").select_option("injury")
+    page.get_by_role("button", name="Save the case").click()
+    page.get_by_text("Saved.").wait_for()
+    saved = page.get_by_role("region", name="Decision")
+    assert saved.get_by_text("Other recordable case (column J)").is_visible()
+    # A missing field is a link to it.
+    saved.get_by_role("link", name="Job title").click()
+    assert page.evaluate("document.activeElement.id") == "jobTitle" or page.url.endswith("#jobTitle")
+
+    # The hours grid, saved as cells change.
+    page.goto(f"{live.url}/osha/hours?year=2025")
+    assert_accessible(page)
+    for month in ("January", "February", "March"):
+        page.get_by_label(f"Hours worked, Plant North, {month}").fill("1600")
+        page.get_by_label(f"Average employees, Plant North, {month}").fill("10")
+    page.get_by_label("Hours worked, Plant North, April").focus()  # leaving the cell saves it
+    page.get_by_role("region", name="Totals for 2025").get_by_text("4,800").wait_for()
+    assert admin.get(f"/api/osha/sites/{site}/hours?year=2025").json[2]["hours"] == 1600
+
+    # The 300 Log and the 300A with its certification, then the PDF.
+    page.goto(f"{live.url}/osha/log?siteId={site}&year=2025")
+    assert page.get_by_role("cell", name="Jane Roe").is_visible()
+    assert_accessible(page)
+    page.get_by_role("link", name="300A summary").first.click()
+    page.get_by_label("Company executive's name").fill("Pat Boss")
+    page.get_by_label(re.compile(r"^Title")).fill("Plant director")
+    page.get_by_label("Phone").fill("+1 413 555 0100")
+    page.get_by_label("Date certified").fill("2026-01-20")
+    page.get_by_role("button", name="Save the certification").click()
+    page.get_by_text("Saved.").wait_for()
+    assert_accessible(page)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download the 300A (PDF)").click()
+    reader = PdfReader(download.value.path())
+    assert len(reader.pages) == 1 and "Pat Boss" in reader.pages[0].extract_text()
+
+    # The electronic submission: checks, then both files.
+    page.goto(f"{live.url}/osha/submission?year=2025")
+    assert page.get_by_role("heading", name="Electronic submission for 2025").is_visible()
+    assert_accessible(page)
+    with page.expect_download() as summary_file:
+        page.get_by_role("link", name="Download the 300A summary file (CSV)").click()
+    assert "Plant North" in Path(summary_file.value.path()).read_text(encoding="utf-8")
+    with page.expect_download() as cases_file:
+        page.get_by_role("link", name="Download the case data file (CSV)").click()
+    cases_csv = Path(cases_file.value.path()).read_text(encoding="utf-8")
+    assert "INC-" in cases_csv and "Jane Roe" not in cases_csv
+
+    # The print-ready forms are screens too.
+    for url in (f"/osha/log/print?siteId={site}&year=2025", f"/osha/summary/print?siteId={site}&year=2025"):
+        page.goto(live.url + url)
+        assert_accessible(page)

@@ -1,0 +1,186 @@
+"""The OSHA plugin's screens, through webtest: the cases panel and the case
+form by role, the decision recalculated as answers change, the 300 Log, the
+300A and its certification, the hours grid, the electronic submission.
+A supervisor never sees a case panel, a 300 Log or a per-case figure."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.plugins.osha import FORM_301, WORK, YEAR, full_year, new_case, new_incident, put_hours, recorded
+
+
+@pytest.fixture
+def injury(manager, site):
+    return new_incident(manager, site)["number"]
+
+
+def post_form(page, path):
+    return next(f for f in page.forms.values() if f.method.lower() == "post" and f.action.startswith(path))
+
+
+def case_form(page):
+    return next(f for f in page.forms.values() if f.action.startswith("/osha/cases/")
+                and f.action.count("/") == 3)
+
+
+def test_safety_manager_adds_a_case_from_the_incident_page(manager, injury):
+    page = manager.get(f"/incidents/{injury}")
+    assert "Injured or ill people" in page.text
+    form = next(f for f in page.forms.values() if f.action == f"/incidents/{injury}/cases")
+    form["name"] = "Jane Roe"
+    done = form.submit(status=302)
+    assert re.search(r"/osha/cases/\d+\?notice=saved", done.location)
+    case_page = done.follow()
+    assert "Case INC-" in case_page.text and "Not recordable" in case_page.text
+    # The panel now lists the case, not yet recordable.
+    panel = manager.get(f"/incidents/{injury}")
+    assert "Jane Roe" in panel.text and "Not recordable" in panel.text
+
+
+def test_the_panel_shows_each_case_decision(manager, injury):
+    new_case(manager, injury, "Jane Roe", **WORK, daysAwayFromWork=True, daysAway=2, privacyCase=True)
+    page = manager.get(f"/incidents/{injury}")
+    assert "Days away from work (column H)" in page.text and "Privacy case" in page.text
+
+
+def test_a_supervisor_sees_only_the_count(manager, make_user, injury):
+    new_case(manager, injury, "Jane Roe", **WORK, medicalTreatment=True)
+    supervisor = make_user("supervisor")
+    page = supervisor.get(f"/incidents/{injury}")
+    assert "1 person was hurt." in page.text
+    assert "Jane Roe" not in page.text and "Recordable" not in page.text and "Add a case" not in page.text
+    for url in ("/osha/log", "/osha/summary", "/osha/hours", "/osha/submission",
+                f"/osha/log.pdf?year={YEAR}"):
+        assert supervisor.get(url, status=403).status_int == 403
+    assert "Injury records" not in page.text  # no menu entry
+
+
+def test_answers_change_the_decision_without_saving(manager, injury):
+    case = new_case(manager, injury, "Jane Roe")
+    page = manager.get(f"/osha/cases/{case['id']}")
+    form = case_form(page)
+    form["workRelated"] = "yes"
+    form["newCase"] = "yes"
+    form["daysAwayFromWork"] = True
+    form["daysAway"] = "4"
+    fields = {k: v for k, v in form.submit_fields()}
+    preview = manager.post(f"/osha/cases/{case['id']}/decision", fields,
+                           headers={"HX-Request": "true"})
+    assert "Recordable: days away from work — 1904.7(b)(3)" in preview.text
+    assert "Days away from work (column H)" in preview.text
+    assert "(not saved yet)" in preview.text
+    # Nothing was saved.
+    assert manager.get(f"/api/osha/incidents/{injury}/cases").json[0]["recordable"] is False
+    saved = form.submit(status=302).follow()
+    assert "Recordable" in saved.text
+    stored = manager.get(f"/api/osha/incidents/{injury}/cases").json[0]
+    assert (stored["recordable"], stored["outcome"], stored["daysAway"]) == (True, "days_away", 4)
+
+
+def test_missing_fields_are_linked_and_privacy_is_marked(manager, injury):
+    case = new_case(manager, injury, "Jane Roe", **WORK, medicalTreatment=True, privacyCase=True)
+    page = manager.get(f"/osha/cases/{case['id']}")
+    assert 'href="#jobTitle"' in page.text and 'id="jobTitle"' in page.text
+    assert "Privacy case" in page.text
+    filled = new_case(manager, injury, "John Doe", **WORK, **FORM_301, medicalTreatment=True,
+                      caseType="injury")
+    assert "Missing for Form 301" not in manager.get(f"/osha/cases/{filled['id']}").text
+
+
+def test_a_refused_answer_is_shown_and_nothing_changes(manager, injury):
+    case = new_case(manager, injury, "Jane Roe", **WORK)
+    page = manager.get(f"/osha/cases/{case['id']}")
+    form = case_form(page)
+    form["daysAway"] = "150"
+    form["daysRestricted"] = "60"
+    refused = form.submit(status=400)
+    assert "must not exceed 180" in refused.text
+    stored = manager.get(f"/api/osha/incidents/{injury}/cases").json[0]
+    assert (stored["daysAway"], stored["daysRestricted"]) == (0, 0)
+
+
+def test_severe_report_countdown(manager, injury):
+    case = new_case(manager, injury, "Jane Roe", **WORK, inpatientHospitalization=True)
+    page = manager.get(f"/osha/cases/{case['id']}")
+    assert "Report to OSHA within 24 hours" in page.text and "overdue" in page.text
+    form = case_form(page)
+    form["reportedToOshaAt"] = "2025-03-10T15:00"
+    form.submit(status=302)
+    done = manager.get(f"/osha/cases/{case['id']}")
+    assert "Report to OSHA within" not in done.text
+    assert "Reported to OSHA at" in done.text and "10 Mar 2025, 15:00 CDT" in done.text
+
+
+def test_the_300_log_masks_privacy_cases_and_totals(manager, site):
+    recorded(manager, site, "Jane Roe", daysAwayFromWork=True, daysAway=180, caseType="injury", **FORM_301)
+    recorded(manager, site, "Secret Person", medicalTreatment=True, privacyCase=True, caseType="injury")
+    put_hours(manager, site, full_year(1000, 10))
+    page = manager.get("/osha/log", {"siteId": site, "year": YEAR})
+    assert "Secret Person" not in page.text and "Privacy case" in page.text
+    assert "Jane Roe" in page.text
+    assert "(180-day cap)" in page.text
+    assert 'data-total="H">1<' in page.text and 'data-total="J">1<' in page.text
+    assert 'data-total="K">180<' in page.text
+    assert "300A certification:" in page.text  # not certified yet
+
+
+def test_the_300a_certification_is_saved_from_the_page(manager, site):
+    page = manager.get("/osha/summary", {"siteId": site, "year": YEAR})
+    form = post_form(page, "/osha/summary")
+    form["executiveName"] = "Pat Boss"
+    form["executiveTitle"] = "Plant director"
+    form["phone"] = "not a phone"
+    form["certifiedOn"] = "2026-01-20"
+    refused = form.submit(status=400)
+    assert "Must be a telephone number" in refused.text
+    form = post_form(refused, "/osha/summary")
+    form["phone"] = "+1 413 555 0100"
+    form.submit(status=302)
+    cert = manager.get(f"/api/osha/sites/{site}/certification?year={YEAR}").json
+    assert cert["complete"] is True and cert["executiveName"] == "Pat Boss"
+
+
+def test_the_hours_grid_saves_in_place(manager, site):
+    page = manager.get("/osha/hours", {"year": YEAR})
+    form = post_form(page, "/osha/hours")
+    form[f"h-{site}-1"] = "1,500"
+    form[f"e-{site}-1"] = "10"
+    fields = dict(form.submit_fields())
+    answer = manager.post(f"/osha/hours?year={YEAR}", fields, headers={"HX-Request": "true"})
+    assert 'id="hours-totals"' in answer.text and "Saved." in answer.text
+    assert f'data-hours-total="{site}">1,500<' in answer.text
+    hours = manager.get(f"/api/osha/sites/{site}/hours?year={YEAR}").json
+    assert hours[0] == {"month": 1, "hours": 1500, "averageEmployees": 10}
+    fields[f"e-{site}-2"] = "-3"
+    refused = manager.post(f"/osha/hours?year={YEAR}", fields, headers={"HX-Request": "true"})
+    assert "Nothing was saved" in refused.text and f'href="#e-{site}-2"' in refused.text
+
+
+def test_the_submission_page_links_checks_to_their_fix(manager, site):
+    case = recorded(manager, site, "Jane Roe", daysAwayFromWork=True)
+    page = manager.get("/osha/submission", {"year": YEAR})
+    assert f'/osha/cases/{case["id"]}#daysAway' in page.text
+    assert f"/api/osha/ita/summary.csv?year={YEAR}" in page.text
+    assert f"/api/osha/ita/cases.csv?year={YEAR}" in page.text
+
+
+def test_home_card_for_safety_managers_only(manager, make_user, site):
+    import datetime as dt
+
+    this_year = dt.date.today().year
+    occurred = f"{this_year - 1 if dt.date.today().month <= 4 else this_year}-01-05T09:00:00-06:00"
+    case = recorded(manager, site, "Jane Roe", occurred_at=occurred, medicalTreatment=True,
+                    inpatientHospitalization=True)
+    home = manager.get("/")
+    assert "Injury records" in home.text
+    assert "1 recordable case is missing fields" in home.text
+    assert "1 report to OSHA is due" in home.text
+    assert f'/osha/cases/{case["id"]}#decision' in home.text
+    assert "Electronic submission of" in home.text and "300A" in home.text
+    supervisor_home = make_user("supervisor").get("/")
+    assert "Injury records" not in supervisor_home.text
+    assert "report to OSHA" not in supervisor_home.text and "missing fields" not in supervisor_home.text
+    assert f'/osha/cases/{case["id"]}' not in supervisor_home.text
