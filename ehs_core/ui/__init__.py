@@ -82,6 +82,7 @@ NOTICES = {
     "removed": "The file was removed.",
     "action-added": "The corrective action was added.",
     "verified": "The actions were verified.",
+    "invited": "The invitation was sent.",
 }
 
 

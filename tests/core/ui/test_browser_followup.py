@@ -134,3 +134,16 @@ def test_the_new_screens_pass_axe(live, new_page, viewport):
                  f"/actions/{action['id']}"):
         page.goto(live.url + path)
         assert_accessible(page)
+
+
+def test_the_people_page_passes_axe(live, new_page):
+    admin = live.admin()
+    admin.post_json("/api/users", {"name": "Ivy Invitee", "email": "ivy@acme.test", "role": "reporter"})
+    page = new_page()
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/admin/users")
+    assert_accessible(page)
+    # Sent empty: the errors stand next to their fields.
+    page.get_by_role("button", name="Send the invitation", exact=True).click()
+    assert page.locator("#name-error").is_visible()
+    assert_accessible(page)
