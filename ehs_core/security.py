@@ -59,6 +59,7 @@ class Permission(StrEnum):
     manage_investigation = "manage_investigation"
     view_all_actions = "view_all_actions"
     edit_action = "edit_action"
+    verify_actions = "verify_actions"
     delete_attachment = "delete_attachment"
 
 
@@ -139,7 +140,8 @@ class Root:
         (Allow, role_principal(Role.reporter), Permission.signed_in),
         (Allow, role_principal(Role.supervisor),
          (Permission.view_assignable_users, Permission.view_all_actions)),
-        (Allow, role_principal(Role.safety_manager), (Permission.list_users, Permission.manage_sites)),
+        (Allow, role_principal(Role.safety_manager),
+         (Permission.list_users, Permission.manage_sites, Permission.verify_actions)),
         (Allow, role_principal(Role.admin), Permission.manage_users),
     ]
 

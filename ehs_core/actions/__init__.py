@@ -65,10 +65,11 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.actions", INCIDENT + "/actions", factory=FACTORY)
     config.add_route("actions", "/api/actions")
     config.add_route("action", r"/api/actions/{id:\d{1,9}}",
-                     factory="ehs_core.actions.views.action_factory")
+                     factory="ehs_core.actions.resources.action_factory")
     config.add_incident_section("actions", actions_section, detail_only=True, fresh=list)
     config.add_mail_template("action_assigned", "ehs_core.mail:templates/action_assigned.txt")
     config.add_mail_template("action_digest", "ehs_core.mail:templates/action_digest.txt")
     config.add_periodic_job("actions.digest", send_digests, daily_schedule(config.registry))
     config.scan(".views")
     config.scan(".notices")
+    config.include(".pages")  # /actions, /actions/<id>, adding from the incident page

@@ -52,7 +52,8 @@ def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | Non
     for user_id, items in per_user.items():
         lines = "\n".join(
             f"- {incident.reference}: {action.title} (due {action.due_date.isoformat()}"
-            f"{', OVERDUE' if action.due_date < on else ''})" for action, incident in items)
+            f"{', OVERDUE' if action.due_date < on else ''})\n  {public_url}/actions/{action.id}"
+            for action, incident in items)
         subject, body = render(registry, "action_digest", name=users[user_id].name,
                                count=len(items), lines=lines, public_url=public_url)
         send({"to": users[user_id].email, "subject": subject, "body": body})

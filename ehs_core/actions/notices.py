@@ -16,6 +16,7 @@ def _notify(event: ActionCreated | ActionUpdated) -> None:
         return
     send_mail(request, user.email, "action_assigned", name=user.name, title=action.title,
               reference=incident.reference, incident_title=incident.title, number=incident.number,
+              action_id=action.id,
               due=action.due_date.isoformat() if action.due_date else "no due date")
 
 

@@ -40,6 +40,7 @@ class ActionFilter(StrEnum):
     open = "open"
     overdue = "overdue"
     done = "done"
+    awaiting_verification = "awaiting_verification"
     all = "all"
 
 

@@ -100,7 +100,8 @@ def update_action(request: Request, incident: Incident, action: CorrectiveAction
 def list_actions(request: Request, scope: str, chosen: str | None
                  ) -> list[tuple[CorrectiveAction, Incident]]:
     """The caller's actions (`mine`) or everyone's (`all`, supervisors and
-    above), narrowed by `chosen` (open, overdue, done), soonest due first."""
+    above), narrowed by `chosen` (open, overdue, done, or done and awaiting a
+    safety manager's verification), soonest due first."""
     identity = request.identity
     stmt = select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
     stmt = stmt.where(Incident.organization_id == identity.user.organization_id)
@@ -116,6 +117,8 @@ def list_actions(request: Request, scope: str, chosen: str | None
                           CorrectiveAction.due_date < today(request.registry))
     elif chosen == ActionFilter.done:
         stmt = stmt.where(CorrectiveAction.status.in_((ActionStatus.done, ActionStatus.verified)))
+    elif chosen == ActionFilter.awaiting_verification:
+        stmt = stmt.where(CorrectiveAction.status == ActionStatus.done)
     stmt = stmt.order_by(CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date,
                          CorrectiveAction.id)
     return [(action, incident) for action, incident in request.dbsession.execute(stmt).all()]

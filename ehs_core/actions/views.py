@@ -4,33 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyramid.authorization import Allow
 from pyramid.request import Request
 from pyramid.view import view_config
 
 from ehs_core.actions import actions_json, services
-from ehs_core.actions.models import CorrectiveAction
+from ehs_core.actions.resources import ActionContext
 from ehs_core.actions.schemas import (
     ActionCreateSchema,
     ActionQuerySchema,
     ActionUpdateSchema,
 )
-from ehs_core.incidents.resources import IncidentContext, child_of_incident
-from ehs_core.security import Permission, Role, role_principal
-
-
-class ActionContext:
-    def __init__(self, incident_context: IncidentContext, action: CorrectiveAction) -> None:
-        self.incident_context = incident_context
-        self.action = action
-        self.__acl__ = [(Allow, role_principal(Role.supervisor), Permission.edit_action)]
-        if action.assignee_id is not None:
-            self.__acl__.append((Allow, f"user:{action.assignee_id}", Permission.edit_action))
-
-
-def action_factory(request: Request) -> ActionContext:
-    action, incident_context = child_of_incident(request, CorrectiveAction)
-    return ActionContext(incident_context, action)
+from ehs_core.incidents.resources import IncidentContext
+from ehs_core.security import Permission
 
 
 @view_config(route_name="incident.actions", request_method="POST", renderer="json",

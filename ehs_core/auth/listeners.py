@@ -7,24 +7,38 @@ disabled or its password changes)."""
 from __future__ import annotations
 
 from pyramid.events import subscriber
+from pyramid.request import Request
 
 from ehs_core.auth.sessions import end_user_sessions
 from ehs_core.auth.tokens import TokenPurpose, issue_token, retire_tokens
 from ehs_core.events import UserCreated, UserUpdated
 from ehs_core.mail import send_mail
-from ehs_core.users.models import Organization
+from ehs_core.users.models import Organization, User
+
+# What each role may do, in a line, for the invitation.
+ROLE_WORDS = {
+    "reporter": "reporter (you can report incidents and follow your own and your actions)",
+    "supervisor": "supervisor (you triage and investigate incidents and assign actions)",
+    "safety_manager": "safety manager (you also verify actions, close incidents and keep the injury records)",
+    "admin": "admin (you also manage people, sites and settings)",
+}
 
 
 @subscriber(UserCreated)
 def send_invitation(event: UserCreated) -> None:
-    if not event.invited:
-        return
-    request, user = event.request, event.user
+    if event.invited:
+        invite(event.request, event.user)
+
+
+def invite(request: Request, user: User) -> None:
+    """Mail an invitation link; it names the role the invitation grants.
+    Sent again by an admin, it voids the earlier links first."""
+    retire_tokens(request.dbsession, user.id)
     token = issue_token(request.dbsession, user.id, TokenPurpose.invitation)
     org = request.dbsession.get(Organization, user.organization_id)
     base = request.registry.settings["ehs.public_url"]
     send_mail(request, user.email, "invitation", name=user.name, organization=org.name,
-              link=f"{base}/auth/reset?token={token}")
+              role=ROLE_WORDS.get(user.role, user.role), link=f"{base}/auth/reset?token={token}")
 
 
 @subscriber(UserUpdated)

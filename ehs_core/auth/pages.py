@@ -27,12 +27,14 @@ from ehs_core.auth.schemas import (
     ResetConfirmSchema,
     SetupSchema,
 )
-from ehs_core.auth.sessions import end_current_session, start_session
+from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
 from ehs_core.auth.tokens import TokenPurpose
 from ehs_core.errors import APIError
 from ehs_core.security import Permission
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 from ehs_core.users.models import User
+from ehs_core.users.schemas import UserUpdateSchema
+from ehs_core.users.services import update_user
 
 PUBLIC = NO_PERMISSION_REQUIRED
 # Only a path of this site is a place to go after signing in (no open redirect).
@@ -197,6 +199,31 @@ def change_password(request: Request) -> Any:
     return response
 
 
+def rename(request: Request) -> Any:
+    """A person's own name, as people see it on incidents, actions and
+    mail; the same operation and schema as an admin's rename."""
+    user = request.identity.user
+    try:
+        data = UserUpdateSchema().deserialize(json_values(request.POST, {"name": TEXT}))
+        if "name" not in data:
+            raise colander.Invalid(UserUpdateSchema()["name"], "Required")
+        update_user(request, user.id, {"name": data["name"]})
+    except colander.Invalid as exc:
+        request.response.status = 400
+        return {"user": user, "errors": {}, "name_errors": errors_of(exc),
+                "name_value": request.POST.get("name", "")}
+    return HTTPFound(request.route_path("page.account", _query={"notice": "saved"}))
+
+
+def sign_out_everywhere(request: Request) -> Response:
+    """Ends every session of this person, this one too (a lost phone, a
+    shared computer): ASVS 5 7.4.4, the user can end all their sessions."""
+    response = HTTPFound(request.route_path("page.sign_in", _query={"signed": "out"}))
+    end_user_sessions(request, request.identity.user_id)
+    end_current_session(request, response)
+    return response
+
+
 def includeme(config: Configurator) -> None:
     config.add_route("page.sign_in", "/sign-in")
     config.add_route("page.sign_in_link", "/sign-in/link")
@@ -207,6 +234,12 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.reset_resend", "/auth/reset/new-link")
     config.add_route("page.account", "/account")
     config.add_route("page.password", "/account/password")
+    config.add_route("page.account_name", "/account/name")
+    config.add_route("page.sign_out_everywhere", "/account/sign-out-everywhere")
+    config.add_view(rename, route_name="page.account_name", request_method="POST",
+                    renderer="auth/account.html", permission=Permission.signed_in)
+    config.add_view(sign_out_everywhere, route_name="page.sign_out_everywhere", request_method="POST",
+                    permission=Permission.signed_in)
     view = config.add_view
     view(sign_in_form, route_name="page.sign_in", request_method="GET", renderer="auth/sign_in.html",
          permission=PUBLIC)

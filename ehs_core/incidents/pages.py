@@ -30,6 +30,7 @@ from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
 from ehs_core.incidents.resources import IncidentContext, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
+from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.models import Site
 from ehs_core.sites.services import list_sites
@@ -201,7 +202,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         **people_values(request, incident),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
-    }
+    } | workspace_values(request, context)
 
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:

@@ -49,3 +49,4 @@ def includeme(config: Configurator) -> None:
                                 fresh=lambda: None)
     config.add_incident_section("rootCauses", root_causes_section, detail_only=True, fresh=list)
     config.scan(".views")
+    config.include(".pages")  # the workspace on /incidents/<number>

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import colander
 from pyramid.httpexceptions import HTTPNoContent
 from pyramid.request import Request
 from pyramid.view import view_config
@@ -12,27 +11,8 @@ from pyramid.view import view_config
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
 from ehs_core.investigation import investigation_json, root_cause_json, services
 from ehs_core.investigation.models import RootCause
-from ehs_core.schemas import Bool, Int, StrList, drop, field, text
+from ehs_core.investigation.schemas import InvestigationSchema, RootCauseSchema, RootCauseUpdateSchema
 from ehs_core.security import Permission
-
-
-class InvestigationSchema(colander.MappingSchema):
-    leadId = field(Int(nullable=True), missing=drop)
-    method = text(100, missing=drop, nullable=True)
-    summary = text(20000, missing=drop, nullable=True)
-    completed = field(Bool(), missing=drop)
-
-
-class RootCauseSchema(colander.MappingSchema):
-    category = text(100, min_length=1)
-    description = text(20000, min_length=1)
-    whys = field(StrList(max_items=20), missing=())
-
-
-class RootCauseUpdateSchema(colander.MappingSchema):
-    category = text(100, min_length=1, missing=drop)
-    description = text(20000, min_length=1, missing=drop)
-    whys = field(StrList(max_items=20), missing=drop)
 
 
 class RootCauseContext:

@@ -16,6 +16,10 @@
   document.addEventListener("htmx:afterSwap", function (event) {
     var region = event.detail.target;
     if (!region) { return; }
+    // After an outerHTML swap the target is the element that was replaced;
+    // its successor carries the same id.
+    if (!region.isConnected && region.id) { region = document.getElementById(region.id); }
+    if (!region) { return; }
     var focusable = region.querySelector("[data-focus]") || region;
     if (!focusable.hasAttribute("tabindex") && !/^(A|BUTTON|INPUT|SELECT|TEXTAREA)$/.test(focusable.tagName)) {
       focusable.setAttribute("tabindex", "-1");

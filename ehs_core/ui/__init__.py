@@ -80,6 +80,9 @@ NOTICES = {
     "commented": "Your comment was added.",
     "uploaded": "The file was added.",
     "removed": "The file was removed.",
+    "action-added": "The corrective action was added.",
+    "verified": "The actions were verified.",
+    "invited": "The invitation was sent.",
 }
 
 

@@ -69,9 +69,16 @@ def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = 
     return f"{text} {moment.tzname()}" if with_zone else text
 
 
-def day(value: dt.date | dt.datetime | None, zone: str | None = None) -> str:
-    if value is None:
+def day(value: dt.date | dt.datetime | str | None, zone: str | None = None) -> str:
+    """"14 Mar 2026"; takes a date, a moment (read in the zone) or an ISO
+    date as the JSON answers carry it."""
+    if value is None or value == "":
         return ""
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return value
     if isinstance(value, dt.datetime):
         value = local(value, zone).date()
     return format_date(value, "d MMM y", locale=LOCALE)

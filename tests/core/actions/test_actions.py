@@ -183,6 +183,8 @@ def test_the_assignee_is_mailed(admin, make_user, inbox, site):
     assert "Replace the gasket" in text
     assert day(5) in text
     assert f"/incidents/{number}" in text
+    action_id = detail(admin, number)["actions"][0]["id"]
+    assert f"/actions/{action_id}\r\n" in text  # the page where the assignee acts
     assert [m for m in assigned_mails(inbox) if m["To"] != assignee.user["email"]] == []
 
 

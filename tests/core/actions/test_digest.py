@@ -5,6 +5,7 @@ the schedule that fires it at 07:00 local time; the `ehs digest` command."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
@@ -74,6 +75,9 @@ def test_one_digest_per_assignee_listing_due_tomorrow_and_overdue(admin, make_us
     references = {detail(admin, n)["reference"] for n in (first, second)}
     assert all(reference in text for reference in references)
     assert (on + dt.timedelta(days=1)).isoformat() in text
+    listed = {a["title"]: a["id"] for n in (first, second) for a in detail(admin, n)["actions"]}
+    for title, _, _ in ALICE_LISTED:  # each links to the page where it is marked done
+        assert f"{title} (due" in text and re.search(rf"/actions/{listed[title]}\s", text + "\n")
 
     [to_bob] = digests(inbox, bob.user["email"])
     text = body_of(to_bob)

@@ -141,3 +141,29 @@ def test_change_password_and_sign_out(admin, new_client):
     browser.get("/api/auth/me", status=200)  # this one goes on
     form_with(browser.get("/"), "/sign-out").submit(status=302)
     browser.get("/api/auth/me", status=401)
+
+
+def test_a_person_renames_themselves_and_sees_field_errors(make_user):
+    rita = make_user("reporter", name="Rita Reporter")
+    form = form_with(rita.get("/account"), "/account/name")
+    assert form["name"].value == "Rita Reporter"
+    form["name"] = "Rita R. Reyes"
+    assert "Rita R. Reyes" in form.submit(status=302).follow().text
+    assert rita.get("/api/auth/me").json["user"]["name"] == "Rita R. Reyes"
+    refused = rita.post("/account/name", {"name": ""}, status=400)
+    assert 'id="name-error"' in refused.text
+    assert rita.get("/api/auth/me").json["user"]["name"] == "Rita R. Reyes"
+    # Only their own name, and not their role: the form carries nothing else.
+    rita.post("/account/name", {"name": "Boss", "role": "admin"}, status=302)
+    assert rita.get("/api/auth/me").json["user"]["role"] == "reporter"
+
+
+def test_sign_out_everywhere_ends_every_session(admin, new_client):
+    laptop, phone = new_client(), new_client()
+    for browser in (laptop, phone):
+        browser.login("admin@acme.test")
+    form = form_with(laptop.get("/account"), "/account/sign-out-everywhere")
+    assert form.submit(status=302).location.endswith("/sign-in?signed=out")
+    for browser in (laptop, phone, admin):
+        browser.get("/api/auth/me", status=401)
+        assert "/sign-in" in browser.get("/", status=302).location

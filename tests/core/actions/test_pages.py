@@ -1,0 +1,135 @@
+"""The action pages per role: /actions lists the caller's own (everyone's for
+supervisors and above) by open, overdue, awaiting verification and done,
+soonest due first; the assignee changes the status in place; the action
+page takes a note and "mark as done"; a safety manager verifies several at
+once; overdue is written out, not only coloured."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.core.incidents.test_pages import form_with
+from tests.core.workflow.support import add_action, add_root_cause, day, new_site, report, set_action
+
+
+@pytest.fixture
+def team(admin, make_user):
+    return {"admin": admin, "reporter": make_user("reporter", name="Rita Reporter"),
+            "other": make_user("reporter", name="Otto Other"),
+            "supervisor": make_user("supervisor", name="Sam Supervisor"),
+            "manager": make_user("safety_manager", name="Sue Safety")}
+
+
+@pytest.fixture
+def number(team):
+    return report(team["admin"], new_site(team["admin"]), title="Oil on the floor")["number"]
+
+
+def titles(page) -> list[str]:
+    return re.findall(r'<a href="/actions/\d+">([^<]+)</a>', page.text)
+
+
+def test_the_list_shows_mine_sorted_by_due_date_and_everyones_to_supervisors(team, number):
+    rita = team["reporter"].user["id"]
+    add_action(team["supervisor"], number, title="Later", assigneeId=rita, dueDate=day(20))
+    add_action(team["supervisor"], number, title="Sooner", assigneeId=rita, dueDate=day(2))
+    add_action(team["supervisor"], number, title="Not mine", assigneeId=team["other"].user["id"])
+    assert titles(team["reporter"].get("/actions")) == ["Sooner", "Later"]
+    # A reporter asking for everyone's still sees only their own, as the API allows.
+    assert titles(team["reporter"].get("/actions", {"scope": "all"})) == ["Sooner", "Later"]
+    team["reporter"].get("/api/actions", {"scope": "all"}, status=403)
+    assert titles(team["supervisor"].get("/actions", {"scope": "all"})) == ["Sooner", "Later", "Not mine"]
+    assert "Oil on the floor" in team["supervisor"].get("/actions", {"scope": "all"}).text
+
+
+def test_overdue_is_written_out_and_has_its_own_tab(team, number):
+    rita = team["reporter"].user["id"]
+    add_action(team["supervisor"], number, title="Late one", assigneeId=rita, dueDate=day(-3))
+    add_action(team["supervisor"], number, title="In time", assigneeId=rita, dueDate=day(3))
+    page = team["reporter"].get("/actions")
+    late_row = re.search(r'<tr id="action-row-\d+" class="is-overdue".*?</tr>', page.text, re.S)[0]
+    assert "Late one" in late_row and "Overdue" in late_row
+    assert titles(team["reporter"].get("/actions", {"filter": "overdue"})) == ["Late one"]
+
+
+def test_the_menu_counts_my_open_actions(team, number):
+    rita = team["reporter"].user["id"]
+    for title in ("One", "Two"):
+        add_action(team["supervisor"], number, title=title, assigneeId=rita)
+    page = team["reporter"].get("/actions")
+    menu = r'href="/actions" aria-current="page">Actions <span class="badge"[^>]*>2</span>'
+    assert re.search(menu, page.text)
+
+
+def test_the_assignee_changes_the_status_in_place(team, number):
+    action = add_action(team["supervisor"], number, assigneeId=team["reporter"].user["id"])
+    page = team["reporter"].get("/actions")
+    assert [o[0] for o in form_with(page, f"/actions/{action['id']}/status")["status"].options] == [
+        "open", "in_progress", "done"]
+    row = team["reporter"].post(f"/actions/{action['id']}/status", {"status": "in_progress", "from": "list"},
+                                headers={"HX-Request": "true"})
+    assert row.text.lstrip().startswith(f'<tr id="action-row-{action["id"]}"')
+    assert "Status changed to In progress." in row.text
+    assert team["reporter"].get("/api/actions").json[0]["status"] == "in_progress"
+    # What the API refuses the assignee is refused in the row, in words.
+    refused = team["reporter"].post(f"/actions/{action['id']}/status", {"status": "verified", "from": "list"},
+                                    headers={"HX-Request": "true"})
+    assert "role=\"alert\"" in refused.text and "only open, in_progress or done" in refused.text
+    assert team["reporter"].get("/api/actions").json[0]["status"] == "in_progress"
+    # Someone else's action: the reporter cannot see it.
+    theirs = add_action(team["supervisor"], number, assigneeId=team["other"].user["id"])
+    other_incident = report(team["admin"], new_site(team["admin"], "Plant South"))["number"]
+    hidden = add_action(team["supervisor"], other_incident, assigneeId=team["other"].user["id"])
+    team["reporter"].post(f"/actions/{theirs['id']}/status", {"status": "done"}, status=403)
+    team["reporter"].post(f"/actions/{hidden['id']}/status", {"status": "done"}, status=404)
+
+
+def test_the_action_page_takes_a_note_and_marks_it_done(team, number):
+    cause = add_root_cause(team["supervisor"], number, description="The hose was worn")
+    action = add_action(team["supervisor"], number, title="Replace the hose", rootCauseId=cause["id"],
+                        assigneeId=team["reporter"].user["id"], dueDate="2030-01-15")
+    page = team["reporter"].get(f"/actions/{action['id']}")
+    assert "Replace the hose" in page.text and "The hose was worn" in page.text and "15 Jan 2030" in page.text
+    note = form_with(page, f"/actions/{action['id']}/note")
+    note["body"] = "New hose ordered"
+    assert "New hose ordered" in note.submit(status=302).follow().text
+    comments = team["supervisor"].get(f"/api/incidents/{number}/comments").json
+    assert comments[-1]["body"] == "Note on action “Replace the hose”: New hose ordered"
+    empty = team["reporter"].post(f"/actions/{action['id']}/note", {"body": ""}, status=400)
+    assert "Write the note first" in empty.text
+    done = form_with(team["reporter"].get(f"/actions/{action['id']}"), f"/actions/{action['id']}/status")
+    assert done["status"].value == "done"
+    assert "Status: Done" in done.submit(status=302).follow().text
+    assert team["reporter"].get("/api/actions").json[0]["status"] == "done"
+    # Done: the assignee may reopen, not verify.
+    assert "Verify" not in team["reporter"].get(f"/actions/{action['id']}").text
+
+
+def test_the_action_page_answers_404_to_whom_cannot_see_it(team, number):
+    action = add_action(team["supervisor"], number, assigneeId=team["reporter"].user["id"])
+    team["other"].get(f"/actions/{action['id']}", status=404)
+    team["other"].get("/actions/99999", status=404)
+    assert team["supervisor"].get(f"/actions/{action['id']}").status_code == 200
+
+
+def test_a_safety_manager_verifies_several_at_once(team, number):
+    done = [add_action(team["supervisor"], number, title=f"Fix {n}") for n in range(3)]
+    for item in done[:2]:
+        set_action(team["supervisor"], item["id"], status="done")
+    page = team["manager"].get("/actions", {"scope": "all", "filter": "awaiting_verification"})
+    assert titles(page) == ["Fix 0", "Fix 1"]
+    api = team["manager"].get("/api/actions", {"scope": "all", "filter": "awaiting_verification"}).json
+    assert [a["title"] for a in api] == ["Fix 0", "Fix 1"]
+    form = form_with(page, "/actions/verify")
+    fields = [("id", str(item["id"])) for item in done[:2]]
+    verified = team["manager"].post(form.action, fields, status=302).follow()
+    assert "The actions were verified." in verified.text
+    statuses = {a["title"]: a["status"] for a in team["manager"].get("/api/actions", {"scope": "all"}).json}
+    assert statuses == {"Fix 0": "verified", "Fix 1": "verified", "Fix 2": "open"}
+    # One not done is named and left alone; a supervisor may not verify in bulk.
+    refused = team["manager"].post("/actions/verify", [("id", str(done[2]["id"]))], status=409)
+    assert "Fix 2" in refused.text
+    team["supervisor"].post("/actions/verify", [("id", str(done[2]["id"]))], status=403)
+    assert "/actions/verify" not in team["supervisor"].get("/actions", {"scope": "all"}).text
