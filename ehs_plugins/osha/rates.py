@@ -82,11 +82,14 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
         case_filter.append(Incident.site_id == site_id)
         hours_filter.append(SiteHours.site_id == site_id)
     dart = InjuryCase.outcome.in_(("days_away", "restricted"))
+    # Lost-time cases: column H (days away) alone, as the 300 Log's LTIR.
+    lost_time = InjuryCase.outcome == "days_away"
     columns = []
     hours_columns = []
     for first_month, last_month in windows:
         during = and_(local >= _start(first_month).timestamp(), local < _after(last_month).timestamp())
-        columns += [func.count().filter(during), func.count().filter(and_(during, dart))]
+        columns += [func.count().filter(during), func.count().filter(and_(during, dart)),
+                    func.count().filter(and_(during, lost_time))]
         months = and_(or_(SiteHours.year > first_month[0],
                           and_(SiteHours.year == first_month[0], SiteHours.month >= first_month[1])),
                       or_(SiteHours.year < last_month[0],
@@ -97,10 +100,11 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     all_hours = db.execute(select(*hours_columns).where(*hours_filter)).one()
     found = []
     for i, hours in enumerate(all_hours):
-        total, dart_count = counts[2 * i], counts[2 * i + 1]
+        total, dart_count, lost_count = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]
         hours = Decimal(str(hours))
-        found.append({"recordableCases": total, "dartCases": dart_count, "hours": float(hours),
-                      "trir": _rate(total, hours), "dart": _rate(dart_count, hours)})
+        found.append({"recordableCases": total, "dartCases": dart_count, "lostTimeCases": lost_count,
+                      "hours": float(hours), "trir": _rate(total, hours), "dart": _rate(dart_count, hours),
+                      "ltir": _rate(lost_count, hours)})
     return found
 
 
@@ -121,5 +125,5 @@ def rates(request: Request, last: dt.date, site_id: int | None, *, with_counts: 
         item["year"] = year
     if not with_counts:
         for item in (rolling, *yearly):
-            del item["recordableCases"], item["dartCases"]
+            del item["recordableCases"], item["dartCases"], item["lostTimeCases"]
     return {"rolling12Months": rolling, "yearly": yearly}

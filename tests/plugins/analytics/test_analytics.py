@@ -527,16 +527,20 @@ def test_safety_managers_and_above_get_rolling_and_yearly_rates_with_counts(make
     assert (yearly[2023]["trir"], yearly[2023]["dart"]) == (2.0, 0.0)
     assert counted(yearly[2024]) == (2, 2, 400_000)
     assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (1.0, 1.0)
+    # Lost time: the days-away case of March alone (column H), not the restricted one.
+    assert (rolling["lostTimeCases"], rolling["ltir"]) == (1, 1 * 200_000 / 500_000)
+    assert (yearly[2024]["lostTimeCases"], yearly[2024]["ltir"]) == (1, 0.5)
+    assert (yearly[2023]["lostTimeCases"], yearly[2023]["ltir"]) == (0, 0.0)
 
 
 def test_supervisors_get_the_rates_without_the_case_counts_behind_them(make_user, injury_records):
     supervisor = make_user("supervisor")
     rates = analytics(supervisor, "2024-01-01", "2024-06-30")["rates"]
     rolling = rates["rolling12Months"]
-    assert set(rolling) == {"from", "to", "hours", "trir", "dart"}
-    assert (rolling["trir"], rolling["dart"], rolling["hours"]) == (1.2, 0.8, 500_000)
+    assert set(rolling) == {"from", "to", "hours", "trir", "dart", "ltir"}
+    assert (rolling["trir"], rolling["dart"], rolling["ltir"], rolling["hours"]) == (1.2, 0.8, 0.4, 500_000)
     yearly = {item["year"]: item for item in rates["yearly"]}
-    assert all(set(item) == {"year", "hours", "trir", "dart"} for item in yearly.values())
+    assert all(set(item) == {"year", "hours", "trir", "dart", "ltir"} for item in yearly.values())
     assert (yearly[2024]["trir"], yearly[2024]["dart"]) == (1.0, 1.0)
 
 
