@@ -373,6 +373,11 @@ def scenarios(f: dict[str, Any]) -> list[Scenario]:
         Scenario("analytics", "stats analytics over 3 years", "get", [analytics], heavy=True),
         Scenario("osha_log", "OSHA log of a site-year", "get",
                  [f"/api/osha/log?siteId={f['site_id']}&year={f['year']}"], heavy=True),
+        # Web app III: the analytics dashboard (default period) and the 300 Log as a PDF.
+        Scenario("dashboard_page", "analytics dashboard page (HTML, SVG charts)", "get", ["/analytics"],
+                 heavy=True),
+        Scenario("osha_log_pdf", "300 Log of a site-year as a PDF (WeasyPrint)", "get",
+                 [f"/osha/log.pdf?siteId={f['site_id']}&year={f['year']}"], heavy=True),
     ]
 
 
