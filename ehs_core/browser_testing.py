@@ -61,7 +61,7 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> I
     config = configure(dict(settings, **{"sqlalchemy.url": database, "ehs.public_url": url}))
     upgrade(config.registry)
     app = config.make_wsgi_app()
-    runner = start_in_process_runner(config.registry)  # mail goes out, as under pserve
+    runner = start_in_process_runner(config.registry, periodic=False)  # mail goes out, as under pserve
     server = StopableWSGIServer.create(app, host="127.0.0.1", port=port, threads=4)
     try:
         assert server.wait(), "the live server did not start"

@@ -193,7 +193,7 @@ def registry(app_settings: dict[str, Any], monkeypatch_session: pytest.MonkeyPat
     config = configure(dict(app_settings))
     upgrade(config.registry)
     config.registry["wsgi_app"] = config.make_wsgi_app()
-    runner = start_in_process_runner(config.registry)
+    runner = start_in_process_runner(config.registry, periodic=False)
     yield config.registry
     if runner is not None:
         runner.stop()

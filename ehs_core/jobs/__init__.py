@@ -92,10 +92,11 @@ class InProcessRunner(threading.Thread):
     tasks (retries) to the queue, queue periodic tasks each minute, execute.
     """
 
-    def __init__(self, huey: Huey, poll: float = 0.05) -> None:
+    def __init__(self, huey: Huey, poll: float = 0.05, periodic: bool = True) -> None:
         super().__init__(name="ehs-jobs", daemon=True)
         self.huey = huey
         self.poll = poll
+        self.periodic = periodic
         self.stopping = threading.Event()
         self.executing = threading.Lock()
         self._last_minute: dt.datetime | None = None
@@ -106,7 +107,7 @@ class InProcessRunner(threading.Thread):
         for task in self.huey.read_schedule(now):
             self.huey.enqueue(task)
         minute = now.replace(second=0, microsecond=0)
-        if minute != self._last_minute:
+        if self.periodic and minute != self._last_minute:
             self._last_minute = minute
             for task in self.huey.read_periodic(minute):
                 self.huey.enqueue(task)
@@ -142,10 +143,13 @@ class InProcessRunner(threading.Thread):
         self.stopping.set()
 
 
-def start_in_process_runner(registry: Registry) -> InProcessRunner | None:
+def start_in_process_runner(registry: Registry, periodic: bool = True) -> InProcessRunner | None:
+    """`periodic=False`: run only what requests queue, never the clock's jobs
+    (the test kit: a purge or digest firing mid-test would use the test's
+    database connection from another thread)."""
     if registry.settings.get("ehs.huey_url"):
         return None
-    runner = InProcessRunner(registry["huey"])
+    runner = InProcessRunner(registry["huey"], periodic=periodic)
     registry["job_runner"] = runner
     runner.start()
     return runner
