@@ -3,7 +3,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 import logging
-import secrets
 from importlib.resources import files
 from string import Template
 from typing import Any
@@ -23,10 +22,11 @@ from ehs_core.incidents.filing import check_replay, file_incident, find_by_clien
 from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
-from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
 from ehs_core.ui import PAGE_HEADERS
 from ehs_core.users.models import Organization
+from ehs_plugins.kiosk import links
+from ehs_plugins.kiosk.links import link_json
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
 from ehs_plugins.kiosk.security import FILE_REPORT, active_link
@@ -46,36 +46,16 @@ class KioskAdmin:
         self.request = request
 
 
-def link_json(link: KioskLink) -> dict[str, Any]:
-    return {"id": link.id, "name": link.name, "siteId": link.site_id, "revoked": link.revoked,
-            "token": link.token, "createdAt": iso(link.created_at)}
-
-
-def check_site(request: Request, site_id: int | None) -> None:
-    if site_id is not None:
-        site = request.dbsession.get(Site, site_id)
-        if site is None:
-            raise invalid("siteId", "Unknown site")
-        if site.archived:
-            raise invalid("siteId", "This site is archived; a link cannot report on it")
-
-
 @view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
 def list_links(request: Request) -> list[dict[str, Any]]:
-    links = request.dbsession.execute(select(KioskLink).order_by(KioskLink.id)).scalars()
-    return [link_json(link) for link in links]
+    return [link_json(link) for link in links.list_links(request)]
 
 
 @view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE,
              body=LinkCreateSchema,
              responses=(201,))
 def create_link(request: Request) -> dict[str, Any]:
-    data = request.validated
-    check_site(request, data["siteId"])
-    link = KioskLink(organization_id=request.identity.user.organization_id, name=data["name"],
-                     site_id=data["siteId"], token=secrets.token_urlsafe(32), revoked=False)
-    request.dbsession.add(link)
-    request.dbsession.flush()
+    link = links.create_link(request, request.validated)
     request.response.status = 201
     return link_json(link)
 
@@ -83,17 +63,7 @@ def create_link(request: Request) -> dict[str, Any]:
 @view_config(route_name="kiosk", request_method="PATCH", renderer="json", permission=MANAGE,
              body=LinkUpdateSchema)
 def update_link(request: Request) -> dict[str, Any]:
-    data = request.validated
-    link = request.dbsession.get(KioskLink, int(request.matchdict["id"]))
-    if link is None:
-        raise APIError(404, "Not found")
-    if "siteId" in data:
-        check_site(request, data["siteId"])
-        link.site_id = data["siteId"]
-    for key in ("name", "revoked"):
-        if key in data:
-            setattr(link, key, data[key])
-    return link_json(link)
+    return link_json(links.update_link(request, int(request.matchdict["id"]), request.validated))
 
 
 def allowed_sites(request: Request, link: KioskLink) -> list[dict[str, Any]]:
