@@ -1,14 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import html
 import logging
-from importlib.resources import files
-from string import Template
 from typing import Any
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPNotFound
+from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
@@ -32,6 +29,8 @@ from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report
 from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
 log = logging.getLogger(__name__)
+
+TEMPLATES = "ehs_plugins.kiosk:templates/"
 
 MANAGE = "kiosk.manage"
 TOKEN = [{"kioskToken": []}]
@@ -157,43 +156,34 @@ def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str
     return {"reference": incident.reference, "failedFiles": []}
 
 
-PAGE = Template(files("ehs_plugins.kiosk").joinpath("templates/report.html").read_text(encoding="utf-8"))
-
-
 def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
+# The address holds the link's token, and the page posts with fetch (whose
+# Origin no referrer policy removes): no Referer at all.
+KIOSK_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer"}
+
+
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
 def report_page(request: Request) -> Response:
+    """The report form, or, for an unknown or revoked link, a page that
+    says what to do instead (still a 404: the link is not there)."""
     token = request.matchdict["token"]
     link = active_link(request.dbsession, token)
     if link is None:
-        raise HTTPNotFound()
-    config = config_json(request, link)
-    site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
-    if site_id is None and area_id is not None:  # a QR code may name only the area
-        site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id), None)
-    if site_id not in {s["id"] for s in config["sites"]}:
-        site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
-    esc = html.escape
-    site_options = "".join(
-        f'<option value="{s["id"]}"{" selected" if s["id"] == site_id else ""}>{esc(s["name"])}</option>'
-        for s in config["sites"])
-    area_options = "".join(
-        f'<option value="{a["id"]}" data-site="{s["id"]}"'
-        f'{" selected" if a["id"] == area_id and s["id"] == site_id else ""}>{esc(a["name"])}</option>'
-        for s in config["sites"] for a in s["areas"])
-    body = PAGE.substitute(
-        organization=esc(config["organizationName"] or ""), link_name=esc(link.name),
-        token=esc(token), site_options=site_options, area_options=area_options,
-    )
-    response = Response(body, content_type="text/html", charset="utf-8")
-    response.headers.update(PAGE_HEADERS)
-    # The address holds the link's token, and the page posts with fetch
-    # (whose Origin no referrer policy removes): no Referer at all.
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        response = render_to_response(TEMPLATES + "gone.html", {}, request=request)
+        response.status = 404
+    else:
+        config = config_json(request, link)
+        site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
+        if site_id is None and area_id is not None:  # a QR code may name only the area
+            site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id),
+                           None)
+        if site_id not in {s["id"] for s in config["sites"]}:
+            site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
+        response = render_to_response(TEMPLATES + "report.html", {
+            "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
+            "sites": config["sites"], "site_id": site_id, "area_id": area_id}, request=request)
+    response.headers.update(KIOSK_HEADERS)
     return response
