@@ -91,6 +91,23 @@ class Inbox:
             return [m for m in self.messages if m["To"] == address]
 
 
+def mail_part(message: Message, subtype: str = "plain") -> str:
+    """The decoded text/plain (or text/html) part of a received mail."""
+    for part in message.walk():
+        if part.get_content_type() == f"text/{subtype}":
+            payload = part.get_payload(decode=True)
+            return payload.decode(part.get_content_charset() or "utf-8")
+    raise AssertionError(f"no text/{subtype} part in {message['Subject']!r}")
+
+
+def mail_text(message: Message) -> str:
+    return mail_part(message, "plain")
+
+
+def mail_html(message: Message) -> str:
+    return mail_part(message, "html")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

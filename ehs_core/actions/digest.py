@@ -16,6 +16,7 @@ from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.incidents.models import Incident
 from ehs_core.mail import DELIVER_JOB, render
+from ehs_core.ui.rendering import day
 from ehs_core.users.models import User
 
 DIGEST_HOUR = 7
@@ -51,10 +52,13 @@ def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | Non
     send = send or registry["jobs"][DELIVER_JOB]
     for user_id, items in per_user.items():
         lines = "\n".join(
-            f"- {incident.reference}: {action.title} (due {action.due_date.isoformat()}"
+            f"- {incident.reference}: {action.title} (due {day(action.due_date)}"
             f"{', OVERDUE' if action.due_date < on else ''})\n  {public_url}/actions/{action.id}"
             for action, incident in items)
-        subject, body = render(registry, "action_digest", name=users[user_id].name,
-                               count=len(items), lines=lines, public_url=public_url)
-        send({"to": users[user_id].email, "subject": subject, "body": body})
+        rows = [{"reference": incident.reference, "title": action.title, "due": day(action.due_date),
+                 "overdue": action.due_date < on, "url": f"{public_url}/actions/{action.id}",
+                 "incident_url": f"{public_url}/incidents/{incident.number}"} for action, incident in items]
+        message = render(registry, "action_digest", name=users[user_id].name, count=len(items),
+                         lines=lines, items=rows, public_url=public_url)
+        send({"to": users[user_id].email, **message})
     return len(per_user)

@@ -6,6 +6,7 @@ from pyramid.events import subscriber
 
 from ehs_core.events import ActionCreated, ActionUpdated
 from ehs_core.mail import send_mail
+from ehs_core.ui.rendering import day
 from ehs_core.users.models import User
 
 
@@ -17,7 +18,7 @@ def _notify(event: ActionCreated | ActionUpdated) -> None:
     send_mail(request, user.email, "action_assigned", name=user.name, title=action.title,
               reference=incident.reference, incident_title=incident.title, number=incident.number,
               action_id=action.id,
-              due=action.due_date.isoformat() if action.due_date else "no due date")
+              due=day(action.due_date) if action.due_date else "no due date")
 
 
 @subscriber(ActionCreated)

@@ -8,10 +8,10 @@ from sqlalchemy import select
 
 from ehs_core.events import IncidentCreated, before_commit
 from ehs_core.incidents.models import Severity
-from ehs_core.incidents.serialize import occurred_at
 from ehs_core.mail import send_mail
 from ehs_core.security import Role
 from ehs_core.sites.models import Site
+from ehs_core.ui.rendering import when
 from ehs_core.users.models import User
 
 NOTIFY_SEVERITIES = (Severity.high, Severity.critical)
@@ -34,6 +34,7 @@ def notify_serious_incident(event: IncidentCreated) -> None:
             send_mail(request, email, "incident_reported", reference=incident.reference,
                       number=incident.number, title=incident.title, severity=incident.severity,
                       type=incident.type.replace("_", " "), site=site.name if site else "",
-                      occurred=occurred_at(incident))
+                      occurred=when(incident.occurred_at, site.timezone if site else None,
+                                    registry=request.registry))
 
     before_commit(request, send)

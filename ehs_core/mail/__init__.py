@@ -8,6 +8,11 @@ it cannot be built, or every retry failed) is not retried blindly: it is
 logged as an error with its recipient and kept in `failed_mail`, which
 admins read in the detail of `GET /api/health`.
 
+Every mail has an HTML part beside its plain text: a template
+"pkg:templates/name.txt" may have a sibling "name.html", a Jinja2 template
+(autoescaped, so a name typed by a person stays text) rendered with the same
+values; it may extend "ehs_core.mail:templates/base.html".
+
 Header values come from people (an incident title, a user's or the
 organization's name, typed on a kiosk): line breaks and other control
 characters in them become spaces where the mail is built, so no header can
@@ -25,6 +30,7 @@ from importlib.resources import files
 from typing import Any
 
 from huey.signals import SIGNAL_ERROR
+from jinja2 import Environment, FunctionLoader, StrictUndefined, select_autoescape
 from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
@@ -39,18 +45,34 @@ log = logging.getLogger(__name__)
 DELIVER_JOB = "mail.deliver"
 
 
+def _source(spec: str) -> str | None:
+    package, _, path = spec.partition(":")
+    resource = files(package).joinpath(path)
+    return resource.read_text(encoding="utf-8") if resource.is_file() else None
+
+
+# HTML parts: templates named by asset spec, autoescaped, a missing value an
+# error rather than a blank in someone's mail.
+HTML = Environment(loader=FunctionLoader(_source), autoescape=select_autoescape(default=True),
+                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
 def add_mail_template(config: Configurator, name: str, spec: str) -> None:
     """Directive: a plain-text template "package:path". Its first line is
-    `Subject: …`, then a blank line, then the body; `$name` placeholders."""
-    package, _, path = spec.partition(":")
+    `Subject: …`, then a blank line, then the body; `$name` placeholders.
+    The HTML part is the sibling ".html" template when there is one."""
 
     def register() -> None:
-        source = files(package).joinpath(path).read_text(encoding="utf-8")
+        source = _source(spec)
+        if source is None:
+            raise ValueError(f"mail template {spec} not found")
         head, _, body = source.partition("\n\n")
         if not head.startswith("Subject: "):
             raise ValueError(f"mail template {spec} must start with 'Subject: '")
+        html_spec = spec.rsplit(".", 1)[0] + ".html"
+        html = HTML.get_template(html_spec) if _source(html_spec) is not None else None
         templates = config.registry.setdefault("mail_templates", {})
-        templates[name] = (string.Template(head[len("Subject: "):].strip()), string.Template(body))
+        templates[name] = (string.Template(head[len("Subject: "):].strip()), string.Template(body), html)
 
     register_once(config, "ehs.mail_template", name, register)
 
@@ -63,16 +85,20 @@ def header_safe(value: str) -> str:
     return " ".join(cleaned.split())
 
 
-def render(registry: Registry, template: str, /, **context: Any) -> tuple[str, str]:
-    subject, body = registry["mail_templates"][template]
-    return header_safe(subject.substitute(context)), body.substitute(context)
+def render(registry: Registry, template: str, /, **context: Any) -> dict[str, str]:
+    """The message's subject, plain text and (when the template has one)
+    HTML, from the same values."""
+    subject, body, html = registry["mail_templates"][template]
+    message = {"subject": header_safe(subject.substitute(context)), "body": body.substitute(context)}
+    if html is not None:
+        message["html"] = html.render(subject=message["subject"], **context)
+    return message
 
 
 def send_mail(request: Request, to: str, template: str, /, **context: Any) -> None:
     """Render now, deliver after commit."""
     context.setdefault("public_url", request.registry.settings["ehs.public_url"])
-    subject, body = render(request.registry, template, **context)
-    queue_job(request, DELIVER_JOB, {"to": to, "subject": subject, "body": body})
+    queue_job(request, DELIVER_JOB, {"to": to, **render(request.registry, template, **context)})
 
 
 def build(settings: dict[str, Any], message: dict[str, str]) -> EmailMessage:
@@ -85,6 +111,8 @@ def build(settings: dict[str, Any], message: dict[str, str]) -> EmailMessage:
     email["Date"] = formatdate(localtime=False)
     email["Message-ID"] = make_msgid(domain="ehs.local")
     email.set_content(message["body"])
+    if message.get("html"):
+        email.add_alternative(message["html"], subtype="html")
     return email
 
 

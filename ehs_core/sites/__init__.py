@@ -9,3 +9,4 @@ def includeme(config: Configurator) -> None:
     config.add_route("site.areas", r"/api/sites/{id:\d{1,9}}/areas")
     config.add_route("area", r"/api/areas/{id:\d{1,9}}")
     config.scan(".views")
+    config.include(".pages")  # /admin/sites

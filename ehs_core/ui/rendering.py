@@ -52,17 +52,20 @@ def zone_named(name: str | None, registry: Registry | None = None) -> dt.tzinfo:
     return site_zone(name, registry or get_current_request().registry)
 
 
-def local(moment: dt.datetime | None, zone: str | None = None) -> dt.datetime | None:
+def local(moment: dt.datetime | None, zone: str | None = None,
+          registry: Registry | None = None) -> dt.datetime | None:
     if moment is None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
-    return moment.astimezone(zone_named(zone))
+    return moment.astimezone(zone_named(zone, registry))
 
 
-def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = True) -> str:
-    """"14 Mar 2026, 09:05 EDT": a moment as the site's people read it."""
-    moment = local(moment, zone)
+def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = True,
+         registry: Registry | None = None) -> str:
+    """"14 Mar 2026, 09:05 EDT": a moment as the site's people read it (in
+    pages and mail alike; mail sent outside a request passes the registry)."""
+    moment = local(moment, zone, registry)
     if moment is None:
         return ""
     text = format_datetime(moment, "d MMM y, HH:mm", locale=LOCALE)

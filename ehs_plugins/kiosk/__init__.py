@@ -25,3 +25,5 @@ def includeme(config: Configurator) -> None:
     config.add_route("kiosk.page", "/k/{token}")
     config.add_static_view("kiosk-static", "ehs_plugins.kiosk:static", cache_max_age=3600)
     config.scan(".views")
+    config.include(".pages")
+    config.add_translation_dirs("ehs_plugins.kiosk:locale")

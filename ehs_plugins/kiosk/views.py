@@ -1,15 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import html
 import logging
-import secrets
-from importlib.resources import files
-from string import Template
 from typing import Any
 
 from pyramid.authorization import Allow
-from pyramid.httpexceptions import HTTPNotFound
+from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
@@ -23,15 +19,18 @@ from ehs_core.incidents.filing import check_replay, file_incident, find_by_clien
 from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
-from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
 from ehs_core.ui import PAGE_HEADERS
 from ehs_core.users.models import Organization
+from ehs_plugins.kiosk import links
+from ehs_plugins.kiosk.links import link_json
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
 from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
 log = logging.getLogger(__name__)
+
+TEMPLATES = "ehs_plugins.kiosk:templates/"
 
 MANAGE = "kiosk.manage"
 TOKEN = [{"kioskToken": []}]
@@ -46,36 +45,16 @@ class KioskAdmin:
         self.request = request
 
 
-def link_json(link: KioskLink) -> dict[str, Any]:
-    return {"id": link.id, "name": link.name, "siteId": link.site_id, "revoked": link.revoked,
-            "token": link.token, "createdAt": iso(link.created_at)}
-
-
-def check_site(request: Request, site_id: int | None) -> None:
-    if site_id is not None:
-        site = request.dbsession.get(Site, site_id)
-        if site is None:
-            raise invalid("siteId", "Unknown site")
-        if site.archived:
-            raise invalid("siteId", "This site is archived; a link cannot report on it")
-
-
 @view_config(route_name="kiosks", request_method="GET", renderer="json", permission=MANAGE)
 def list_links(request: Request) -> list[dict[str, Any]]:
-    links = request.dbsession.execute(select(KioskLink).order_by(KioskLink.id)).scalars()
-    return [link_json(link) for link in links]
+    return [link_json(link) for link in links.list_links(request)]
 
 
 @view_config(route_name="kiosks", request_method="POST", renderer="json", permission=MANAGE,
              body=LinkCreateSchema,
              responses=(201,))
 def create_link(request: Request) -> dict[str, Any]:
-    data = request.validated
-    check_site(request, data["siteId"])
-    link = KioskLink(organization_id=request.identity.user.organization_id, name=data["name"],
-                     site_id=data["siteId"], token=secrets.token_urlsafe(32), revoked=False)
-    request.dbsession.add(link)
-    request.dbsession.flush()
+    link = links.create_link(request, request.validated)
     request.response.status = 201
     return link_json(link)
 
@@ -83,17 +62,7 @@ def create_link(request: Request) -> dict[str, Any]:
 @view_config(route_name="kiosk", request_method="PATCH", renderer="json", permission=MANAGE,
              body=LinkUpdateSchema)
 def update_link(request: Request) -> dict[str, Any]:
-    data = request.validated
-    link = request.dbsession.get(KioskLink, int(request.matchdict["id"]))
-    if link is None:
-        raise APIError(404, "Not found")
-    if "siteId" in data:
-        check_site(request, data["siteId"])
-        link.site_id = data["siteId"]
-    for key in ("name", "revoked"):
-        if key in data:
-            setattr(link, key, data[key])
-    return link_json(link)
+    return link_json(links.update_link(request, int(request.matchdict["id"]), request.validated))
 
 
 def allowed_sites(request: Request, link: KioskLink) -> list[dict[str, Any]]:
@@ -187,43 +156,34 @@ def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str
     return {"reference": incident.reference, "failedFiles": []}
 
 
-PAGE = Template(files("ehs_plugins.kiosk").joinpath("templates/report.html").read_text(encoding="utf-8"))
-
-
 def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
+# The address holds the link's token, and the page posts with fetch (whose
+# Origin no referrer policy removes): no Referer at all.
+KIOSK_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer"}
+
+
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
 def report_page(request: Request) -> Response:
+    """The report form, or, for an unknown or revoked link, a page that
+    says what to do instead (still a 404: the link is not there)."""
     token = request.matchdict["token"]
     link = active_link(request.dbsession, token)
     if link is None:
-        raise HTTPNotFound()
-    config = config_json(request, link)
-    site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
-    if site_id is None and area_id is not None:  # a QR code may name only the area
-        site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id), None)
-    if site_id not in {s["id"] for s in config["sites"]}:
-        site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
-    esc = html.escape
-    site_options = "".join(
-        f'<option value="{s["id"]}"{" selected" if s["id"] == site_id else ""}>{esc(s["name"])}</option>'
-        for s in config["sites"])
-    area_options = "".join(
-        f'<option value="{a["id"]}" data-site="{s["id"]}"'
-        f'{" selected" if a["id"] == area_id and s["id"] == site_id else ""}>{esc(a["name"])}</option>'
-        for s in config["sites"] for a in s["areas"])
-    body = PAGE.substitute(
-        organization=esc(config["organizationName"] or ""), link_name=esc(link.name),
-        token=esc(token), site_options=site_options, area_options=area_options,
-    )
-    response = Response(body, content_type="text/html", charset="utf-8")
-    response.headers.update(PAGE_HEADERS)
-    # The address holds the link's token, and the page posts with fetch
-    # (whose Origin no referrer policy removes): no Referer at all.
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' blob:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        response = render_to_response(TEMPLATES + "gone.html", {}, request=request)
+        response.status = 404
+    else:
+        config = config_json(request, link)
+        site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
+        if site_id is None and area_id is not None:  # a QR code may name only the area
+            site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id),
+                           None)
+        if site_id not in {s["id"] for s in config["sites"]}:
+            site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
+        response = render_to_response(TEMPLATES + "report.html", {
+            "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
+            "sites": config["sites"], "site_id": site_id, "area_id": area_id}, request=request)
+    response.headers.update(KIOSK_HEADERS)
     return response

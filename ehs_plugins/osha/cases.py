@@ -7,6 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from babel.dates import format_datetime
 from pyramid.registry import Registry
 from sqlalchemy.orm import Session
 
@@ -114,11 +115,12 @@ def severe_report(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict
 
 
 def wall_clock(moment: dt.datetime, zone: dt.tzinfo) -> str:
-    """A moment as people at the establishment read it: "2026-01-01 22:00 EST
-    (America/New_York)"."""
+    """A moment as people at the establishment read it: "1 Jan 2026, 22:00 EST
+    (America/New_York)", the pages' form (ui.rendering.when) with the zone's name."""
     local = moment.astimezone(zone)
     name = getattr(zone, "key", None)
-    return local.strftime("%Y-%m-%d %H:%M %Z") + (f" ({name})" if name else "")
+    return format_datetime(local, "d MMM y, HH:mm", locale="en") + f" {local.tzname()}" + (
+        f" ({name})" if name else "")
 
 
 def missing_fields(case: InjuryCase) -> list[str]:

@@ -34,7 +34,7 @@ def notify_if_newly_severe(event: CaseChanged) -> None:
     if deadline is None or case.severe_notice_sent_at is not None:
         return
     case.severe_notice_sent_at = deadline.entered_at
-    late, status = "", f"due within {deadline.hours} hours"
+    late, status, entered = "", f"due within {deadline.hours} hours", ""
     if deadline.past_due_when_entered:
         status = f"overdue (due within {deadline.hours} hours)"
         entered = wall_clock(deadline.entered_at, zone)
@@ -45,4 +45,5 @@ def notify_if_newly_severe(event: CaseChanged) -> None:
     for email in recipients:
         send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
                   number=incident.number, status=status, reasons=", ".join(deadline.reasons),
-                  due=wall_clock(deadline.due, zone), late=late)
+                  due=wall_clock(deadline.due, zone), late=late, hours=deadline.hours,
+                  past_due=deadline.past_due_when_entered, entered=entered)

@@ -279,10 +279,10 @@ def test_an_external_plugin_renders_its_mail_template_with_the_usual_name_placeh
     config = build("example", migrate=False)
     request = Request.blank("/", base_url="http://ehs.test")
     request.registry = config.registry
-    subject, body = example_plugin.greeting(request, "Ada")
-    assert subject == "Your sign-in link"
-    assert "Hello Ada," in body
-    assert "http://ehs.test/example" in body
+    message = example_plugin.greeting(request, "Ada")
+    assert message["subject"] == "Your sign-in link"
+    assert "Hello Ada," in message["body"]
+    assert "http://ehs.test/example" in message["body"]
 
 
 def test_a_disabled_external_plugin_contributes_nothing(external_plugin, build):

@@ -9,6 +9,11 @@
   var draftKey = "ehs-kiosk-draft:" + token.slice(0, 12);
   var fields = ["title", "type", "severity", "occurredAt", "siteId", "areaId", "locationDetail",
                 "description", "immediateAction", "reporterName"];
+  var words = document.getElementById("words").dataset;
+  var summary = document.getElementById("error-summary");
+  var errorList = document.getElementById("error-list");
+  // Where the server's issue paths are answered on the page.
+  var FIELD_OF = { files: "photos", clientId: null, report: null, anonymous: "reporterName" };
 
   function uuid() {
     if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
@@ -47,6 +52,61 @@
       if (option.hidden && option.selected) { form.elements.areaId.value = ""; }
     });
   }
+  function fieldOf(path) {
+    var name = String(path || "").split(".")[0];
+    if (Object.prototype.hasOwnProperty.call(FIELD_OF, name)) { return FIELD_OF[name]; }
+    return document.getElementById(name + "-error") ? name : null;
+  }
+  function labelOf(name) {
+    var label = document.querySelector("label[for='" + name + "']");
+    return label ? label.firstChild.textContent.trim() : name;
+  }
+  // The API's words for a missing value, said as a person would.
+  function plain(message) {
+    return message === "Required" ? words.required : message;
+  }
+  function clearErrors() {
+    Array.prototype.forEach.call(form.querySelectorAll(".field-error"), function (p) {
+      p.hidden = true; p.textContent = "";
+      var input = document.getElementById(p.id.replace(/-error$/, ""));
+      input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby");
+      input.closest(".field").classList.remove("has-error");
+    });
+    errorList.textContent = "";
+    summary.hidden = true;
+  }
+  // Each error beside its field (and listed, linked, at the top); errors
+  // about no field stand in the status line.
+  function showErrors(errors, general) {
+    clearErrors();
+    errors.forEach(function (error) {
+      var name = fieldOf(error.path);
+      var item = document.createElement("li");
+      if (name) {
+        var p = document.getElementById(name + "-error");
+        var input = document.getElementById(name);
+        if (!p.hidden) { return; }
+        p.textContent = plain(error.message);
+        p.hidden = false;
+        input.setAttribute("aria-invalid", "true");
+        input.setAttribute("aria-describedby", p.id);
+        input.closest(".field").classList.add("has-error");
+        var a = document.createElement("a");
+        a.href = "#" + name;
+        a.textContent = labelOf(name) + ": " + plain(error.message);
+        item.appendChild(a);
+      } else {
+        item.textContent = plain(error.message);
+      }
+      errorList.appendChild(item);
+    });
+    say(general || "", Boolean(general));
+    if (errorList.children.length) {
+      summary.hidden = false;
+      summary.focus();
+    }
+  }
+
   function say(text, isError) {
     statusBox.textContent = text;
     statusBox.className = isError ? "error" : "";
@@ -55,7 +115,7 @@
   var draft = loadDraft();
   if (draft) {
     fields.forEach(function (name) { if (draft[name]) { form.elements[name].value = draft[name]; } });
-    say("Your unsent report was restored.");
+    say(words.restored);
   }
   if (!form.elements.occurredAt.value) { form.elements.occurredAt.value = localNow(); }
   filterAreas();
@@ -64,12 +124,14 @@
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    if (!form.elements.title.value.trim() || !form.elements.siteId.value || !form.elements.occurredAt.value) {
-      say("Please give a title, a site and when it happened.", true);
-      return;
-    }
+    var missing = [];
+    if (!form.elements.title.value.trim()) { missing.push({ path: "title", message: words.required }); }
+    if (!form.elements.occurredAt.value) { missing.push({ path: "occurredAt", message: words.when }); }
+    if (!form.elements.siteId.value) { missing.push({ path: "siteId", message: words.chooseSite }); }
     var photos = form.elements.photos.files;
-    if (photos.length > 5) { say("Please choose at most 5 photos.", true); return; }
+    if (photos.length > 5) { missing.push({ path: "files", message: words.tooMany }); }
+    if (missing.length) { showErrors(missing); return; }
+    clearErrors();
     var current = saveDraft();
     var report = {
       clientId: current.clientId,
@@ -89,7 +151,7 @@
     Array.prototype.forEach.call(photos, function (file) { body.append("files", file, file.name); });
     var button = document.getElementById("send");
     button.disabled = true;
-    say("Sending…");
+    say(words.sending);
     fetch("/api/kiosk/reports", {
       method: "POST", body: body, credentials: "omit", headers: { "X-Kiosk-Token": token }
     }).then(function (response) {
@@ -97,8 +159,10 @@
     }).then(function (result) {
       button.disabled = false;
       if (!result.ok) {
-        var issues = (result.data.issues || []).map(function (i) { return i.path + ": " + i.message; });
-        say([result.data.error || "The report was not accepted."].concat(issues).join(" "), true);
+        var issues = result.data.issues || [];
+        // Issues that name a field stand beside it; a refusal without
+        // issues (too many reports, too large) is said in the status line.
+        showErrors(issues, issues.length ? "" : (result.data.error || words.refused));
         return;
       }
       localStorage.removeItem(draftKey);
@@ -107,12 +171,13 @@
       document.getElementById("reference").textContent = result.data.reference;
       var failed = result.data.failedFiles || [];
       document.getElementById("failed-files").textContent = failed.length
-        ? "These files could not be attached: " + failed.map(function (f) { return f.name + " (" + f.error + ")"; }).join(", ")
+        ? words.failedFiles + " " + failed.map(function (f) { return f.name + " (" + f.error + ")"; }).join(", ")
         : "";
       document.getElementById("done").hidden = false;
+      document.getElementById("done-title").focus();
     }).catch(function () {
       button.disabled = false;
-      say("The network failed. Your report is kept on this device; press Send report to try again.", true);
+      say(words.offline, true);
     });
   });
 

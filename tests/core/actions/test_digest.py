@@ -10,10 +10,12 @@ from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
+from babel.dates import format_date
 
 from ehs_core import cli
 from ehs_core.actions import digest as digest_module
 from ehs_core.actions.digest import daily_schedule, send_digests
+from ehs_core.testing import PUBLIC_URL, mail_html
 from tests.core.workflow.support import add_action, body_of, detail, new_site, report, set_action
 
 
@@ -74,10 +76,15 @@ def test_one_digest_per_assignee_listing_due_tomorrow_and_overdue(admin, make_us
         assert title not in text
     references = {detail(admin, n)["reference"] for n in (first, second)}
     assert all(reference in text for reference in references)
-    assert (on + dt.timedelta(days=1)).isoformat() in text
+    # dates as people write them, not ISO
+    assert f"due {format_date(on + dt.timedelta(days=1), 'd MMM y', locale='en')})" in text
+    assert (on + dt.timedelta(days=1)).isoformat() not in text
     listed = {a["title"]: a["id"] for n in (first, second) for a in detail(admin, n)["actions"]}
+    html = mail_html(to_alice)
     for title, _, _ in ALICE_LISTED:  # each links to the page where it is marked done
         assert f"{title} (due" in text and re.search(rf"/actions/{listed[title]}\s", text + "\n")
+        assert f'href="{PUBLIC_URL}/actions/{listed[title]}"' in html and title in html
+    assert html.count("OVERDUE") == 2  # the two late ones, in words as well as colour
 
     [to_bob] = digests(inbox, bob.user["email"])
     text = body_of(to_bob)

@@ -11,7 +11,7 @@ import webtest
 
 from ehs_core.auth.sessions import COOKIE_NAME
 from ehs_core.db import utcnow as real_utcnow
-from ehs_core.testing import PASSWORD
+from ehs_core.testing import PASSWORD, mail_text
 
 LINK_RE = re.compile(r"(?P<url>\S+/auth/(?:magic|reset))\?token=(?P<token>[A-Za-z0-9_\-]+)")
 
@@ -31,8 +31,7 @@ def deactivate(admin: webtest.TestApp, user_id: int) -> None:
 
 
 def body_of(message: Message) -> str:
-    payload = message.get_payload(decode=True)
-    return payload.decode(message.get_content_charset() or "utf-8")
+    return mail_text(message)
 
 
 def link_in(message: Message) -> tuple[str, str]:

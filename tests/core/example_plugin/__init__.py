@@ -62,7 +62,7 @@ def example_view(request: Request) -> dict:
     return {"plugin": "example", "caller": {"kind": request.identity.kind, "id": request.identity.id}}
 
 
-def greeting(request: Request, name: str) -> tuple[str, str]:
+def greeting(request: Request, name: str) -> dict[str, str]:
     """Render this plugin's mail template as the core's own mail does."""
     return render(request.registry, MAIL_TEMPLATE, name=name, link=f"{request.application_url}/example")
 

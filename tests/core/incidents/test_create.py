@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from ehs_core.audit.models import AuditEntry
 from ehs_core.incidents.models import Incident
+from ehs_core.testing import mail_text
 from tests.core.incidents import (
     INCIDENTS,
     OCCURRED,
@@ -458,7 +459,7 @@ def test_a_serious_report_is_mailed_to_safety_managers_and_admins(admin, make_us
     for message in messages:
         assert incident["reference"] in message["Subject"]
         assert severity in message["Subject"]
-        body = message.get_payload(decode=True).decode()
+        body = mail_text(message)
         assert "Forklift tipped over" in body
         assert "Plant North" in body
 

@@ -13,7 +13,7 @@ import redis
 import webtest
 
 from ehs_core.config import configure
-from ehs_core.testing import PUBLIC_URL
+from ehs_core.testing import PUBLIC_URL, mail_text
 
 REDIS_URL = os.environ.get("EHS_TEST_REDIS_URL")
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="EHS_TEST_REDIS_URL is not set")
@@ -72,7 +72,7 @@ def test_mail_queued_in_redis_is_delivered_by_the_worker_process(
         # only arrive through the worker.
         messages = inbox.wait(1, timeout=20)
         assert messages[0]["To"] == "admin@acme.test"
-        assert f"{PUBLIC_URL}/auth/magic?token=" in messages[0].get_payload()
+        assert f"{PUBLIC_URL}/auth/magic?token=" in mail_text(messages[0])
     finally:
         worker.terminate()
         try:

@@ -7,7 +7,9 @@ import logging
 import time
 
 from ehs_core.events import UserCreated
+from ehs_core.testing import PUBLIC_URL, mail_html
 from tests.core.auth.support import body_of, create_user, link_in
+from tests.core.workflow.support import report
 
 
 def test_mail_has_sender_recipient_subject_and_a_greeting(admin, client, inbox):
@@ -19,9 +21,61 @@ def test_mail_has_sender_recipient_subject_and_a_greeting(admin, client, inbox):
     assert message["Subject"] == "Your sign-in link"
     assert message["Date"]
     assert message["Message-ID"]
-    assert message.get_content_type() == "text/plain"
+    # plain text and HTML, the same words and link in each
+    assert message.get_content_type() == "multipart/alternative"
     assert "Hello Bob Builder," in body_of(message)
     assert "15 minutes" in body_of(message)
+    html = mail_html(message)
+    url, token = link_in(message)
+    assert "Hello Bob Builder," in html and "15 minutes" in html
+    assert f'href="{url}?token={token}"' in html
+
+
+def test_the_html_part_keeps_what_people_typed_as_text(admin, client, inbox):
+    create_user(admin, "bob@acme.test", name="<b>Bob</b> & {{ name }}")
+    client.post_json("/api/auth/magic-link", {"email": "bob@acme.test"}, status=204)
+    html = mail_html(inbox.wait(1)[0])
+    assert "Hello &lt;b&gt;Bob&lt;/b&gt; &amp; {{ name }}," in html
+    assert "<b>Bob</b>" not in html
+
+
+def test_the_invitation_names_the_role_in_both_parts(admin, inbox):
+    admin.post_json("/api/users", {"name": "Sam", "email": "sam@acme.test", "role": "supervisor"}, status=201)
+    [message] = inbox.wait(1)
+    for text in (body_of(message), mail_html(message)):
+        assert "You are invited as a" in text and "supervisor (you triage and investigate" in text
+    assert "/auth/reset?token=" in mail_html(message)
+
+
+def test_a_serious_report_shows_when_it_happened_in_the_sites_zone(admin, inbox):
+    site = admin.post_json("/api/sites", {"name": "Plant West", "timezone": "America/Los_Angeles"},
+                           status=201).json["id"]
+    inbox.settle()
+    inbox.clear()
+    # 15:30 UTC on 2 March 2026 is 07:30 PST at the site; the reporter's offset (+01:00) says nothing
+    incident = admin.post_json("/api/incidents", {
+        "title": "Fall from ladder", "type": "injury", "severity": "high", "siteId": site,
+        "occurredAt": "2026-03-02T16:30:00+01:00"}, status=201).json
+    [message] = inbox.wait(1)
+    text, html = body_of(message), mail_html(message)
+    for part in (text, html):
+        assert "Occurred: 2 Mar 2026, 07:30 PST" in part
+        assert "2026-03-02T" not in part
+        assert f"{PUBLIC_URL}/incidents/{incident['number']}" in part
+
+
+def test_the_assignment_mail_says_the_due_date_in_words_and_links_the_action(admin, inbox):
+    site = admin.post_json("/api/sites", {"name": "Plant North"}, status=201).json["id"]
+    incident = report(admin, site, title="Oil on the floor")
+    me = admin.get("/api/auth/me").json["user"]
+    action = admin.post_json(f"/api/incidents/{incident['number']}/actions", {
+        "title": "Fix the leak", "assigneeId": me["id"], "dueDate": "2026-04-09"}, status=201).json
+    [message] = [m for m in inbox.wait(1) if m["Subject"].startswith("Action assigned")]
+    text, html = body_of(message), mail_html(message)
+    for part in (text, html):
+        assert "9 Apr 2026" in part and "2026-04-09" not in part
+    assert f'href="{PUBLIC_URL}/actions/{action["id"]}"' in html
+    assert f'href="{PUBLIC_URL}/incidents/{incident["number"]}"' in html
 
 
 def test_names_with_template_syntax_are_sent_literally(admin, client, inbox):

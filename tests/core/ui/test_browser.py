@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ehs_core.browser_testing import assert_accessible
-from ehs_core.testing import PASSWORD
+from ehs_core.testing import PASSWORD, mail_text
 from tests.core.attachments import samples
 
 PHONE = (390, 844)
@@ -37,7 +37,7 @@ def add_user(admin, role: str, name: str) -> str:
 def link_in(inbox, address: str) -> str:
     for message in reversed(inbox.messages):
         if message["To"] == address:
-            body = message.get_payload(decode=True).decode()
+            body = mail_text(message)
             return re.search(r"(http://127\.0\.0\.1:\d+/\S+)", body)[1]
     raise AssertionError(f"no mail to {address}")
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ehs_core.testing import PASSWORD, PUBLIC_URL
+from ehs_core.testing import PASSWORD, PUBLIC_URL, mail_text
 
 ROLES = ["reporter", "supervisor", "safety_manager", "admin"]
 NEW_PASSWORD = "another long passphrase 42"
@@ -35,8 +35,7 @@ def create(admin, status=201, **body):
 
 
 def body_of(message):
-    payload = message.get_payload(decode=True)
-    return payload.decode(message.get_content_charset() or "utf-8")
+    return mail_text(message)
 
 
 # --- who may do what ------------------------------------------------------

@@ -9,6 +9,8 @@ from typing import Any
 
 import webtest
 
+from ehs_core.testing import mail_text
+
 STATUSES = ["reported", "triage", "investigation", "actions", "verification", "closed"]
 ROLES = ["reporter", "supervisor", "safety_manager", "admin"]
 
@@ -114,5 +116,4 @@ def bring_to(admin: webtest.TestApp, number: int, target: str) -> None:
 
 
 def body_of(message: Message) -> str:
-    payload = message.get_payload(decode=True)
-    return payload.decode(message.get_content_charset() or "utf-8")
+    return mail_text(message)

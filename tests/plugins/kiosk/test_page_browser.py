@@ -186,6 +186,9 @@ def test_archived_sites_and_areas_are_not_offered(place, admin, client):
 def test_an_unknown_token_answers_404(place, client, token):
     response = client.get(f"/k/{token}", status=404)
     assert "Gate tablet" not in response.text and "Acme Works" not in response.text
+    # not a bare "Not found": what happened and what to do instead
+    assert "This reporting link does not work" in response.text
+    assert "ask your supervisor or safety team for the new link" in response.text
 
 
 def test_a_revoked_link_answers_404_at_once(place, admin, client):
@@ -193,7 +196,7 @@ def test_a_revoked_link_answers_404_at_once(place, admin, client):
     client.get(f"/k/{link['token']}", status=200)
     admin.patch_json(f"{LINKS}/{link['id']}", {"revoked": True}, status=200)
     response = client.get(f"/k/{link['token']}?site={place['north']}", status=404)
-    assert "Gate tablet" not in response.text
+    assert "Gate tablet" not in response.text and "This reporting link does not work" in response.text
 
 
 def test_names_are_escaped(admin, client):

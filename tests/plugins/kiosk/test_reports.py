@@ -19,6 +19,7 @@ import ehs_core.auth.ratelimit
 from ehs_core.attachments.models import Attachment
 from ehs_core.audit.models import AuditEntry
 from ehs_core.incidents.models import Incident
+from ehs_core.testing import mail_text
 from tests.core.attachments import samples
 from tests.plugins.kiosk.support import (
     HEADER,
@@ -427,7 +428,7 @@ def test_a_serious_report_is_mailed_to_safety_managers_and_admins(admin, make_us
     for message in messages:
         assert "INC-0001" in message["Subject"]
         assert severity in message["Subject"]
-        assert "Forklift tipped over" in message.get_payload(decode=True).decode()
+        assert "Forklift tipped over" in mail_text(message)
 
 
 @pytest.mark.parametrize("severity", ["low", "medium"])

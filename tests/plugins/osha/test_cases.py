@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ehs_core.testing import mail_html, mail_text
 from tests.plugins.osha import (
     FORM_301,
     INCIDENTS,
@@ -46,8 +47,7 @@ def quiet(inbox: Any) -> None:
 
 
 def body_of(message: Any) -> str:
-    payload = message.get_payload(decode=True)
-    return payload.decode(message.get_content_charset() or "utf-8")
+    return mail_text(message)
 
 
 # --- create, numbering ----------------------------------------------------
@@ -362,7 +362,10 @@ def test_a_deadline_already_past_when_the_case_is_entered_is_said_so(manager: An
         text = body_of(message)
         assert "already passed" in text
         # The deadline in the establishment's words: its clock and zone (the site is in Chicago).
-        assert "Report by: 2025-03-11 09:00 CDT (America/Chicago)" in text
+        assert "Report by: 11 Mar 2025, 09:00 CDT (America/Chicago)" in text
+        html = mail_html(message)
+        assert "The deadline has already passed." in html
+        assert "11 Mar 2025, 09:00 CDT" in html and f"/incidents/{incident['number']}" in html
 
 
 def test_a_deadline_still_ahead_is_not_called_past(manager: Any, site: int, inbox: Any) -> None:

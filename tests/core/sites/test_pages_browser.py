@@ -1,0 +1,33 @@
+"""The sites screens in Chromium: axe-core finds no serious or critical
+problem on the list, a site with its area tree, and a refused form."""
+
+from __future__ import annotations
+
+from ehs_core.browser_testing import assert_accessible
+from tests.core.ui.test_browser import sign_in
+
+
+def test_the_sites_screens_pass_axe(live, new_page):
+    live.admin()
+    page = new_page()
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/admin/sites")
+    assert_accessible(page)
+    page.get_by_role("button", name="Add the site").click()  # no name: the error stands by the field
+    assert page.locator("#name-error").is_visible()
+    assert_accessible(page)
+    page.get_by_label("Name", exact=True).fill("Plant North")
+    page.get_by_role("button", name="Add the site").click()
+    page.get_by_role("heading", name="Plant North").wait_for()
+    page.locator("#area-name").fill("Building A")
+    page.locator("#area-kind").select_option("building")
+    page.get_by_role("button", name="Add the area").click()
+    page.locator("#area-name").fill("Paint line")
+    page.locator("#area-parentId").select_option(label="Building A")
+    page.get_by_role("button", name="Add the area").click()
+    assert page.locator(".area-tree .area-tree .area-name").inner_text() == "Paint line"
+    assert_accessible(page)
+    page.get_by_label("NAICS code").fill("12")
+    page.get_by_role("button", name="Save the site").click()
+    assert page.locator("#naicsCode-error").is_visible()
+    assert_accessible(page)

@@ -1,0 +1,82 @@
+"""The reporting links' screens in Chromium: axe-core finds no serious or
+critical problem on the list (with an error shown), the poster, the report
+page a link opens and the page of a revoked link."""
+
+from __future__ import annotations
+
+from ehs_core.browser_testing import assert_accessible
+from tests.core.ui.test_browser import sign_in
+
+
+def test_the_links_screens_pass_axe(live, new_page):
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North"}).json["id"]
+    admin.post_json(f"/api/sites/{site}/areas", {"name": "Loading dock"})
+    page = new_page()
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/admin/links")
+    assert_accessible(page)
+    page.get_by_role("button", name="Create the link").click()  # no name: the error stands by the field
+    assert page.locator("#name-error").is_visible()
+    assert_accessible(page)
+    page.get_by_label("Name", exact=True).fill("Canteen poster")
+    page.get_by_label("Site").select_option(label="Plant North")
+    page.get_by_role("button", name="Create the link").click()
+    page.get_by_role("link", name="Poster with QR code for Canteen poster").click()
+    page.get_by_label("Preselect an area").select_option(label="Loading dock")
+    page.get_by_role("button", name="Update the poster").click()
+    assert "area=" in page.url
+    assert page.locator("img.poster-qr").evaluate("img => img.naturalWidth") > 200
+    assert_accessible(page)
+
+
+PHONE = (390, 844)
+
+
+def test_the_report_page_on_a_phone_errors_by_their_fields_and_a_kept_draft(live, new_page):
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North"}).json["id"]
+    admin.post_json(f"/api/sites/{site}/areas", {"name": "Loading dock"})
+    link = admin.post_json("/api/kiosks", {"name": "Gate poster", "siteId": site}).json
+    page = new_page(viewport=PHONE)
+    page.goto(f"{live.url}/k/{link['token']}")
+    assert_accessible(page)
+    # Sent empty: the error stands by its field, in plain words, and the summary links to it.
+    page.get_by_role("button", name="Send report").click()
+    assert page.locator("#title-error").inner_text() == "Please fill this in."
+    assert page.locator("#title").get_attribute("aria-invalid") == "true"
+    assert page.locator("#error-summary a[href='#title']").is_visible()
+    assert_accessible(page)
+    # Refused by the server (a time in the future): beside "When?", not "occurredAt: …".
+    page.get_by_label("What happened? (short title)").fill("Pallet blocking the exit")
+    page.locator("#occurredAt").fill("2099-01-01T10:00")
+    page.get_by_role("button", name="Send report").click()
+    error = page.locator("#occurredAt-error")
+    error.wait_for(state="visible")
+    assert "occurredAt" not in error.inner_text() and "occurredAt" not in page.locator("#status").inner_text()
+    assert page.locator("#title-error").is_hidden()
+    page.locator("#occurredAt").fill("2024-05-01T08:15")
+    # The network fails: the draft is kept on the phone and sent again later.
+    page.context.set_offline(True)
+    page.get_by_role("button", name="Send report").click()
+    page.get_by_text("Your report is kept on this device").wait_for()
+    page.context.set_offline(False)
+    page.reload()
+    page.get_by_text("Your unsent report was restored.").wait_for()
+    assert page.get_by_label("What happened? (short title)").input_value() == "Pallet blocking the exit"
+    page.get_by_role("button", name="Send report").click()
+    page.locator("#reference").get_by_text("INC-0001").wait_for()
+    assert_accessible(page)
+    assert admin.get("/api/incidents/1").json["title"] == "Pallet blocking the exit"
+
+
+def test_a_revoked_link_says_what_to_do(live, new_page):
+    admin = live.admin()
+    link = admin.post_json("/api/kiosks", {"name": "Old poster"}).json
+    admin.patch_json(f"/api/kiosks/{link['id']}", {"revoked": True})
+    page = new_page(viewport=PHONE)
+    response = page.goto(f"{live.url}/k/{link['token']}")
+    assert response.status == 404
+    assert page.get_by_role("heading", name="This reporting link does not work").is_visible()
+    assert page.get_by_text("ask your supervisor or safety team for the new link").is_visible()
+    assert_accessible(page)
