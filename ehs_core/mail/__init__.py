@@ -89,6 +89,9 @@ def render(registry: Registry, template: str, /, **context: Any) -> dict[str, st
     """The message's subject, plain text and (when the template has one)
     HTML, from the same values."""
     subject, body, html = registry["mail_templates"][template]
+    # The HTML part links to the site; plugins that render a template
+    # themselves need not know it.
+    context.setdefault("public_url", registry.settings.get("ehs.public_url", ""))
     message = {"subject": header_safe(subject.substitute(context)), "body": body.substitute(context)}
     if html is not None:
         message["html"] = html.render(subject=message["subject"], **context)

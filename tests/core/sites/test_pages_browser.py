@@ -3,6 +3,8 @@ problem on the list, a site with its area tree, and a refused form."""
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 from ehs_core.browser_testing import assert_accessible
 from tests.core.ui.test_browser import sign_in
 
@@ -14,7 +16,7 @@ def test_the_sites_screens_pass_axe(live, new_page):
     page.goto(f"{live.url}/admin/sites")
     assert_accessible(page)
     page.get_by_role("button", name="Add the site").click()  # no name: the error stands by the field
-    assert page.locator("#name-error").is_visible()
+    expect(page.locator("#name-error")).to_be_visible()
     assert_accessible(page)
     page.get_by_label("Name", exact=True).fill("Plant North")
     page.get_by_role("button", name="Add the site").click()
@@ -29,5 +31,5 @@ def test_the_sites_screens_pass_axe(live, new_page):
     assert_accessible(page)
     page.get_by_label("NAICS code").fill("12")
     page.get_by_role("button", name="Save the site").click()
-    assert page.locator("#naicsCode-error").is_visible()
+    expect(page.locator("#naicsCode-error")).to_be_visible()
     assert_accessible(page)

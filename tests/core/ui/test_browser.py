@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from ehs_core.browser_testing import assert_accessible
 from ehs_core.testing import PASSWORD, mail_text
@@ -45,14 +46,14 @@ def link_in(inbox, address: str) -> str:
 def test_first_run_setup_then_invitation_to_home(live, new_page, smtp_server):
     page = new_page()
     page.goto(live.url + "/")
-    assert page.get_by_role("heading", name="Set up the service").is_visible()
+    expect(page.get_by_role("heading", name="Set up the service")).to_be_visible()
     assert_accessible(page)
     page.get_by_label("Organization name").fill("Acme Works")
     page.get_by_label("Your name").fill("Ada Admin")
     page.get_by_label("Your email").fill("admin@acme.test")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Create the organization").click()
-    assert page.get_by_role("heading", name="Hello, Ada Admin").is_visible()
+    expect(page.get_by_role("heading", name="Hello, Ada Admin")).to_be_visible()
     assert_accessible(page)
 
     smtp_server.inbox.clear()
@@ -61,13 +62,13 @@ def test_first_run_setup_then_invitation_to_home(live, new_page, smtp_server):
     smtp_server.inbox.wait(1)
     invitee = new_page(viewport=PHONE)
     invitee.goto(link_in(smtp_server.inbox, "ivy@acme.test"))
-    assert invitee.get_by_role("heading", name="Choose your password").is_visible()
+    expect(invitee.get_by_role("heading", name="Choose your password")).to_be_visible()
     assert "token" not in invitee.url  # forgotten from the address bar
     assert_accessible(invitee)
     invitee.get_by_label("New password", exact=True).fill("ivy's long passphrase")
     invitee.get_by_label("Repeat the new password").fill("ivy's long passphrase")
     invitee.get_by_role("button", name="Save password and sign in").click()
-    assert invitee.get_by_role("heading", name="Hello, Ivy Invitee").is_visible()
+    expect(invitee.get_by_role("heading", name="Hello, Ivy Invitee")).to_be_visible()
     assert_accessible(invitee)
 
 
@@ -95,13 +96,12 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     reporter.get_by_label("Photos").set_input_files(str(photo))
     reporter.get_by_role("button", name="Send report").click()
     heading = reporter.get_by_role("heading", name=re.compile(r"Thank you — your report is INC-\d{4}"))
-    assert heading.is_visible()
+    expect(heading).to_be_visible()
     reference = re.search(r"INC-\d{4}", heading.inner_text())[0]
     number = int(reference[4:])
     assert_accessible(reporter)
     reporter.get_by_role("link", name="Incidents", exact=True).click()
-    assert reporter.get_by_role("link", name=reference).is_visible()
-
+    expect(reporter.get_by_role("link", name=reference)).to_be_visible()
     # The notice mailed to safety managers links to the page, through sign-in.
     smtp_server.inbox.wait(1)
     mail_link = link_in(smtp_server.inbox, "safety_manager@acme.test")
@@ -111,8 +111,8 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     manager.get_by_label("Email", exact=True).fill("safety_manager@acme.test")
     manager.get_by_label("Password", exact=True).fill(PASSWORD)
     manager.get_by_role("button", name="Sign in").click()
-    assert manager.get_by_role("heading", name="Oil on the floor by press 3").is_visible()
-    assert manager.get_by_role("img", name=re.compile("Photo")).is_visible()
+    expect(manager.get_by_role("heading", name="Oil on the floor by press 3")).to_be_visible()
+    expect(manager.get_by_role("img", name=re.compile("Photo"))).to_be_visible()
     assert_accessible(manager)
 
     # A supervisor finds it waiting for triage on the home page.
@@ -121,12 +121,11 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     waiting = supervisor.get_by_role("region", name="Waiting for triage")
     waiting.get_by_role("link", name=re.compile(reference)).click()
     supervisor.get_by_role("button", name="Move to Triage").click()
-    assert supervisor.get_by_text("The incident moved on.").is_visible()
+    expect(supervisor.get_by_text("The incident moved on.")).to_be_visible()
     supervisor.get_by_role("button", name="Move to Investigation").click()
     blocked = supervisor.get_by_role("button", name="Move to Actions")
     assert blocked.get_attribute("aria-disabled") == "true"
-    assert supervisor.get_by_text("Record at least one root cause first").is_visible()
-
+    expect(supervisor.get_by_text("Record at least one root cause first")).to_be_visible()
     # The investigation's own screens come with "Web app II"; its data through the API.
     boss = live.client()
     boss.login("supervisor@acme.test")
@@ -153,7 +152,7 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     officer.patch_json(f"/api/actions/{action.json['id']}", {"status": "verified"})
     manager.reload()
     manager.get_by_role("button", name="Move to Closed").click()
-    assert manager.get_by_text("Status: Closed").is_visible()
+    expect(manager.get_by_text("Status: Closed")).to_be_visible()
     assert_accessible(manager)
     history = manager.locator("#timeline")
     assert "triage → investigation" in history.inner_text()
@@ -179,7 +178,7 @@ def test_filter_the_list_and_export_it(live, new_page):
     assert "Oil spill" not in results.inner_text()
     page.get_by_label("Name for these filters").fill("Hurt or could hurt")
     page.get_by_role("button", name="Save view").click()
-    assert page.get_by_text("Saved.").is_visible()
+    expect(page.get_by_text("Saved.")).to_be_visible()
     page.goto(f"{live.url}/incidents")
     page.get_by_role("link", name="Hurt or could hurt").click()
     assert "2 incidents" in page.locator("#results").inner_text()
@@ -189,9 +188,7 @@ def test_filter_the_list_and_export_it(live, new_page):
     assert "Cut finger" in csv_text and "Loose rail" in csv_text and "Oil spill" not in csv_text
     page.get_by_label("Incident number").fill("INC-0001")
     page.get_by_role("button", name="Go").click()
-    assert page.get_by_role("heading", name="Oil spill").is_visible()
-
-
+    expect(page.get_by_role("heading", name="Oil spill")).to_be_visible()
 @pytest.mark.parametrize("viewport", [(1280, 900), PHONE], ids=["desktop", "phone"])
 def test_every_screen_passes_axe(live, new_page, viewport):
     admin = live.admin()

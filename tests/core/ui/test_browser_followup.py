@@ -10,6 +10,7 @@ import datetime as dt
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from ehs_core.browser_testing import assert_accessible
 from ehs_core.testing import PASSWORD
@@ -66,10 +67,9 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
     supervisor.get_by_label("What is to be done?").fill("Replace the hose")
     supervisor.get_by_label("Assignee").select_option(label="Rita Reporter (Reporter)")
     supervisor.get_by_role("button", name="Add action").click()
-    assert supervisor.get_by_text("The corrective action was added.").is_visible()
+    expect(supervisor.get_by_text("The corrective action was added.")).to_be_visible()
     supervisor.get_by_role("button", name="Move to Actions").click()
-    assert supervisor.get_by_text("Status: Actions").is_visible()
-
+    expect(supervisor.get_by_text("Status: Actions")).to_be_visible()
     # The reporter opens the action from the mail, on a phone, and marks it done.
     smtp_server.inbox.wait(1)
     link = link_in(smtp_server.inbox, "reporter@acme.test")
@@ -79,15 +79,15 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
     reporter.get_by_label("Email", exact=True).fill("reporter@acme.test")
     reporter.get_by_label("Password", exact=True).fill(PASSWORD)
     reporter.get_by_role("button", name="Sign in").click()
-    assert reporter.get_by_role("heading", name="Replace the hose").is_visible()
+    expect(reporter.get_by_role("heading", name="Replace the hose")).to_be_visible()
     assert_accessible(reporter)
     reporter.get_by_label("Add a note").fill("New hose fitted")
     reporter.get_by_role("button", name="Add note").click()
     reporter.get_by_role("button", name="Mark as done").click()
-    assert reporter.get_by_text("Status: Done").is_visible()
+    expect(reporter.get_by_text("Status: Done")).to_be_visible()
     reporter.get_by_role("link", name=re.compile("^Actions")).click()
     reporter.get_by_role("link", name="Done", exact=True).click()
-    assert reporter.get_by_role("link", name="Replace the hose").is_visible()
+    expect(reporter.get_by_role("link", name="Replace the hose")).to_be_visible()
     assert_accessible(reporter)
 
     supervisor.reload()
@@ -102,15 +102,14 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
     assert_accessible(manager)
     manager.get_by_label("Verify Replace the hose").check()
     manager.get_by_role("button", name="Verify the ticked actions").click()
-    assert manager.get_by_text("The actions were verified.").is_visible()
+    expect(manager.get_by_text("The actions were verified.")).to_be_visible()
     manager.goto(f"{live.url}/incidents/{number}")
     manager.get_by_role("button", name="Move to Closed").click()
-    assert manager.get_by_text("Status: Closed").is_visible()
+    expect(manager.get_by_text("Status: Closed")).to_be_visible()
     assert_accessible(manager)
 
 
 def expect_text(locator, text: str) -> None:
-    from playwright.sync_api import expect
 
     expect(locator).to_contain_text(text)
 
@@ -145,5 +144,5 @@ def test_the_people_page_passes_axe(live, new_page):
     assert_accessible(page)
     # Sent empty: the errors stand next to their fields.
     page.get_by_role("button", name="Send the invitation", exact=True).click()
-    assert page.locator("#name-error").is_visible()
+    expect(page.locator("#name-error")).to_be_visible()
     assert_accessible(page)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from playwright.sync_api import expect
+
 from ehs_core.browser_testing import assert_accessible
 from ehs_core.testing import PASSWORD
 
@@ -30,12 +32,12 @@ def test_a_supervisor_drills_from_a_chart_into_the_list(live, new_page):
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Analytics").click()
     page.get_by_label("Quick choice").select_option("30")
     page.get_by_role("button", name="Show").click()
-    assert page.get_by_role("heading", name="By type and severity").is_visible()
-    assert page.get_by_role("table", name="Incidents by type and severity").is_visible()
+    expect(page.get_by_role("heading", name="By type and severity")).to_be_visible()
+    expect(page.get_by_role("table", name="Incidents by type and severity")).to_be_visible()
     assert_accessible(page)
 
     page.get_by_role("link", name="Near miss: 2 incidents").click()
     page.wait_for_url(re.compile(r"/incidents\?.*type=near_miss"))
     results = page.locator("#results")
-    assert results.get_by_text("Box fell").is_visible() and results.get_by_text("Loose rail").is_visible()
+    expect(results.get_by_text("Box fell").is_visible() and results.get_by_text("Loose rail")).to_be_visible()
     assert results.get_by_text("Cut finger").count() == 0

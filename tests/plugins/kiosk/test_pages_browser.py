@@ -4,6 +4,8 @@ page a link opens and the page of a revoked link."""
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 from ehs_core.browser_testing import assert_accessible
 from tests.core.ui.test_browser import sign_in
 
@@ -17,7 +19,7 @@ def test_the_links_screens_pass_axe(live, new_page):
     page.goto(f"{live.url}/admin/links")
     assert_accessible(page)
     page.get_by_role("button", name="Create the link").click()  # no name: the error stands by the field
-    assert page.locator("#name-error").is_visible()
+    expect(page.locator("#name-error")).to_be_visible()
     assert_accessible(page)
     page.get_by_label("Name", exact=True).fill("Canteen poster")
     page.get_by_label("Site").select_option(label="Plant North")
@@ -45,7 +47,7 @@ def test_the_report_page_on_a_phone_errors_by_their_fields_and_a_kept_draft(live
     page.get_by_role("button", name="Send report").click()
     assert page.locator("#title-error").inner_text() == "Please fill this in."
     assert page.locator("#title").get_attribute("aria-invalid") == "true"
-    assert page.locator("#error-summary a[href='#title']").is_visible()
+    expect(page.locator("#error-summary a[href='#title']")).to_be_visible()
     assert_accessible(page)
     # Refused by the server (a time in the future): beside "When?", not "occurredAt: …".
     page.get_by_label("What happened? (short title)").fill("Pallet blocking the exit")
@@ -77,6 +79,6 @@ def test_a_revoked_link_says_what_to_do(live, new_page):
     page = new_page(viewport=PHONE)
     response = page.goto(f"{live.url}/k/{link['token']}")
     assert response.status == 404
-    assert page.get_by_role("heading", name="This reporting link does not work").is_visible()
-    assert page.get_by_text("ask your supervisor or safety team for the new link").is_visible()
+    expect(page.get_by_role("heading", name="This reporting link does not work")).to_be_visible()
+    expect(page.get_by_text("ask your supervisor or safety team for the new link")).to_be_visible()
     assert_accessible(page)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from playwright.sync_api import expect
 from pypdf import PdfReader
 
 from ehs_core.browser_testing import assert_accessible
@@ -41,9 +42,9 @@ def test_a_safety_manager_keeps_the_records(live, new_page):
     panel = page.get_by_role("region", name="Injured or ill people")
     panel.get_by_label("Name of the injured or ill person").fill("Jane Roe")
     panel.get_by_role("button", name="Add a case").click()
-    assert page.get_by_role("heading", name=re.compile(r"Case INC-\d+")).is_visible()
+    expect(page.get_by_role("heading", name=re.compile(r"Case INC-\d+"))).to_be_visible()
     decision = page.get_by_role("region", name=re.compile("Decision"))
-    assert decision.get_by_text("Not recordable", exact=True).is_visible()
+    expect(decision.get_by_text("Not recordable", exact=True)).to_be_visible()
     assert_accessible(page)
 
     # The decision follows the answers (htmx), before anything is saved.
@@ -52,14 +53,15 @@ def test_a_safety_manager_keeps_the_records(live, new_page):
     page.get_by_label("Medical treatment beyond first aid").check()
     decision = page.get_by_role("region", name=re.compile("Decision"))
     decision.get_by_text("Recordable", exact=True).wait_for()
-    assert decision.get_by_text("Recordable: medical treatment beyond first aid — 1904.7(b)(5)").is_visible()
-    assert decision.get_by_text("(not saved yet)").is_visible()
+    reason = "Recordable: medical treatment beyond first aid — 1904.7(b)(5)"
+    expect(decision.get_by_text(reason)).to_be_visible()
+    expect(decision.get_by_text("(not saved yet)")).to_be_visible()
     assert page.get_by_label("Medical treatment beyond first aid").is_checked()  # the form stays as typed
     page.get_by_label("Injury or kind of illness").select_option("injury")
     page.get_by_role("button", name="Save the case").click()
     page.get_by_text("Saved.").wait_for()
     saved = page.get_by_role("region", name="Decision")
-    assert saved.get_by_text("Other recordable case (column J)").is_visible()
+    expect(saved.get_by_text("Other recordable case (column J)")).to_be_visible()
     # A missing field is a link to it.
     saved.get_by_role("link", name="Job title").click()
     assert page.evaluate("document.activeElement.id") == "jobTitle" or page.url.endswith("#jobTitle")
@@ -76,7 +78,7 @@ def test_a_safety_manager_keeps_the_records(live, new_page):
 
     # The 300 Log and the 300A with its certification, then the PDF.
     page.goto(f"{live.url}/osha/log?siteId={site}&year=2025")
-    assert page.get_by_role("cell", name="Jane Roe").is_visible()
+    expect(page.get_by_role("cell", name="Jane Roe")).to_be_visible()
     assert_accessible(page)
     page.get_by_role("link", name="300A summary").first.click()
     page.get_by_label("Company executive's name").fill("Pat Boss")
@@ -93,7 +95,7 @@ def test_a_safety_manager_keeps_the_records(live, new_page):
 
     # The electronic submission: checks, then both files.
     page.goto(f"{live.url}/osha/submission?year=2025")
-    assert page.get_by_role("heading", name="Electronic submission for 2025").is_visible()
+    expect(page.get_by_role("heading", name="Electronic submission for 2025")).to_be_visible()
     assert_accessible(page)
     with page.expect_download() as summary_file:
         page.get_by_role("link", name="Download the 300A summary file (CSV)").click()
