@@ -28,6 +28,8 @@ from aiosmtpd.controller import Controller
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
+from ehs_core.db import RequestSession
+
 PUBLIC_URL = "http://ehs.test"
 PASSWORD = "correct horse battery staple"  # noqa: S105 (test accounts)
 # An instant written with a non-UTC offset; it must come back written the same way.
@@ -216,7 +218,7 @@ def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
     connection = engine.connect()
     outer = connection.begin()
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint",
-                           expire_on_commit=False)
+                           expire_on_commit=False, class_=RequestSession)
     original = registry["dbsession_factory"]
     registry["dbsession_factory"] = factory
     session = factory()

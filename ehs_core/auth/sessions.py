@@ -33,8 +33,9 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # and no ORM loading. It runs on every request, so signing out, deactivation
 # and a role change take effect on the very next request in every worker
 # process (no cache to invalidate).
+# (The password hash is left out: it is loaded when a password change reads it.)
 USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active,
-                User.password_hash, User.created_at)
+                User.created_at)
 # Built once (building a select costs more than running this one).
 IDENTITY = (
     select(UserSession.id, UserSession.created_at, UserSession.last_seen_at, Organization.name,
