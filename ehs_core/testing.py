@@ -347,12 +347,15 @@ class StatementCounter:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.count = 0
+        self.statements: list[str] = []
 
-    def _count(self, *args: Any) -> None:
+    def _count(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         self.count += 1
+        self.statements.append(statement)
 
     def __enter__(self) -> StatementCounter:
         self.count = 0
+        self.statements = []
         sa.event.listen(self.engine, "before_cursor_execute", self._count)
         return self
 
