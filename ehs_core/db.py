@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import zope.sqlalchemy
@@ -176,6 +178,19 @@ def get_tm_session(factory: sessionmaker, transaction_manager: Any,
     if not isinstance(dbsession, RequestSession):
         zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
     return dbsession
+
+
+@contextmanager
+def streaming_session(request: Request) -> Iterator[Session]:
+    """A session whose statements may stream through a server-side cursor
+    (`yield_per`), which needs a transaction: the request's own, or, for a
+    safe request on PostgreSQL that reads in autocommit, one of its own for
+    the duration (closed afterwards)."""
+    if request.dbsession.bind is not request.registry.get("db.autocommit_engine"):
+        yield request.dbsession
+        return
+    with request.registry["dbsession_factory"]() as reader:
+        yield reader
 
 
 def disconnect_retry_tween_factory(handler: Any, registry: Any) -> Any:

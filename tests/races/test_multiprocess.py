@@ -285,6 +285,19 @@ def test_a_role_change_takes_effect_on_the_next_request_in_every_worker(server):
     assert answers_everywhere(server, "/api/users", cookie) == {200: 32}
 
 
+def test_the_export_streams_its_rows_in_a_read_without_a_transaction(server):
+    """Safe requests read in autocommit on PostgreSQL; the export's
+    server-side cursor needs a transaction all the same."""
+    server.request("POST", "/api/incidents", incident_body(server.site, title="Exported"), server.admin)
+    req = urllib.request.Request(server.base + "/api/incidents/export",
+                                 headers={"Cookie": f"service_session={server.admin}"})
+    with urllib.request.urlopen(req, timeout=30) as response:
+        assert response.status == 200
+        text = response.read().decode("utf-8-sig")
+    assert text.splitlines()[0].startswith("reference,title,")
+    assert any(",Exported," in line for line in text.splitlines()[1:])
+
+
 def test_concurrent_demotions_cannot_remove_the_last_admins(server):
     admins = [create_user(server, "admin") for _ in range(2)]
     root = server.request("GET", "/api/auth/me", cookie=server.admin)[1]["user"]
