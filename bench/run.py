@@ -261,6 +261,7 @@ class Options:
     seed: int
     label: str
     only: set[str]
+    database: str = "ehs_bench_{size}"
 
 
 def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
@@ -439,7 +440,7 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
     log(f"size {size}: work directory {workdir}")
     clear_queue(options.redis_url)
     result: dict[str, Any] = {"size": size}
-    with fresh_database(options, f"ehs_bench_{size}") as url:
+    with fresh_database(options, options.database.format(size=size)) as url:
         port, bare_port = free_port(), free_port()
         origin = f"http://127.0.0.1:{port}"
         env = {name: value for name, value in os.environ.items()
@@ -734,6 +735,9 @@ def parse(argv: list[str] | None) -> Options:
                         help="an earlier results .json to compare with (before/after table)")
     parser.add_argument("--keep", action="store_true", help="keep databases and work directories")
     parser.add_argument("--label", default="", help="a note on what was measured, kept in the report")
+    parser.add_argument("--database", default="ehs_bench_{size}",
+                        help="the database's name ({size} is the size); another name keeps two runs on "
+                             "one server apart")
     parser.add_argument("--only", default="",
                         help="measure only these rows (keys, comma separated; for a look)")
     args = parser.parse_args(argv)
@@ -743,7 +747,7 @@ def parse(argv: list[str] | None) -> Options:
                    heavy_duration=args.heavy_duration, warmup=args.warmup, export_runs=args.export_runs,
                    postgres_url=args.postgres_url, redis_url=args.redis_url, output=args.output,
                    baseline=args.baseline, keep=args.keep, seed=args.seed, label=args.label,
-                   only={key for key in args.only.split(",") if key})
+                   only={key for key in args.only.split(",") if key}, database=args.database)
 
 
 def main(argv: list[str] | None = None) -> int:

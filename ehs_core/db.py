@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import zope.sqlalchemy
@@ -22,6 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
+from zope.sqlalchemy.datamanager import STATUS_ACTIVE, join_transaction, mark_changed
 
 # A naming convention makes constraint names stable, so migrations can drop
 # and alter them by name on every backend.
@@ -77,7 +80,13 @@ def make_engine(settings: dict[str, Any]) -> Engine:
         connect_args={"options": "-c timezone=UTC"},
         pool_size=settings.get("ehs.pool_size", 5),
         max_overflow=10,
-        pool_pre_ping=True,
+        # No pre-ping: it was a round trip before every request's first
+        # statement (a quarter of the signed-in floor's time under load). A
+        # connection that died with the server (a restart, a failover) fails
+        # its first statement instead; SQLAlchemy then drops every pooled
+        # connection of that age and `disconnect_retry_tween_factory` has
+        # pyramid_retry run the request again on a fresh one.
+        pool_pre_ping=False,
         pool_recycle=1800,
     )
 
@@ -107,11 +116,81 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+class RequestSession(Session):
+    """A request's session, joined to the request's transaction manager
+    (`info["tm"]`) by zope.sqlalchemy's events registered once on this class
+    (below) instead of seven `event.listen` calls on every request's session,
+    an eighth of the cost of the signed-in floor."""
+
+
+class _RequestTransactionEvents(zope.sqlalchemy.ZopeTransactionEvents):
+    """zope.sqlalchemy's events with each session's own transaction manager;
+    sessions made outside a request (jobs, the purge) have none and manage
+    their own transactions."""
+
+    def __init__(self) -> None:
+        super().__init__(initial_state=STATUS_ACTIVE)
+
+    def after_begin(self, session: Session, transaction: Any, connection: Any) -> None:
+        if (tm := session.info.get("tm")) is not None:
+            join_transaction(session, STATUS_ACTIVE, tm)
+
+    def after_attach(self, session: Session, instance: Any) -> None:
+        if (tm := session.info.get("tm")) is not None:
+            join_transaction(session, STATUS_ACTIVE, tm)
+
+    def after_flush(self, session: Session, flush_context: Any) -> None:
+        if (tm := session.info.get("tm")) is not None:
+            mark_changed(session, tm)
+
+    def after_bulk_update(self, update_context: Any) -> None:
+        self.after_flush(update_context.session, None)
+
+    def after_bulk_delete(self, delete_context: Any) -> None:
+        self.after_flush(delete_context.session, None)
+
+    def before_commit(self, session: Session) -> None:
+        if (tm := session.info.get("tm")) is not None:
+            assert session.in_nested_transaction() or tm.get().status == "Committing", \
+                "Transaction must be committed using the transaction manager"
+
+    def do_orm_execute(self, execute_state: Any) -> None:
+        if execute_state.is_orm_statement and (execute_state.is_update or execute_state.is_insert
+                                               or execute_state.is_delete):
+            self.after_flush(execute_state.session, None)
+
+
+_events = _RequestTransactionEvents()
+for _name in ("after_begin", "after_attach", "after_flush", "after_bulk_update", "after_bulk_delete",
+              "before_commit", "do_orm_execute"):
+    event.listen(RequestSession, _name, getattr(_events, _name))
+
+
+# Methods that change nothing (RFC 9110 9.2.1): on PostgreSQL they read without
+# a transaction (see `includeme`).
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 def get_tm_session(factory: sessionmaker, transaction_manager: Any,
-                   request: Request | None = None) -> Session:
-    dbsession = factory(info={"request": request})
-    zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
+                   request: Request | None = None, bind: Any = None) -> Session:
+    dbsession = factory(info={"request": request, "tm": transaction_manager},
+                        **({"bind": bind} if bind is not None else {}))
+    if not isinstance(dbsession, RequestSession):
+        zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
     return dbsession
+
+
+@contextmanager
+def streaming_session(request: Request) -> Iterator[Session]:
+    """A session whose statements may stream through a server-side cursor
+    (`yield_per`), which needs a transaction: the request's own, or, for a
+    safe request on PostgreSQL that reads in autocommit, one of its own for
+    the duration (closed afterwards)."""
+    if request.dbsession.bind is not request.registry.get("db.autocommit_engine"):
+        yield request.dbsession
+        return
+    with request.registry["dbsession_factory"]() as reader:
+        yield reader
 
 
 def disconnect_retry_tween_factory(handler: Any, registry: Any) -> Any:
@@ -144,12 +223,28 @@ def includeme(config: Configurator) -> None:
 
     engine = make_engine(settings)
     config.registry["db.engine"] = engine
-    config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False)
+    config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False,
+                                                        class_=RequestSession)
+    if engine.dialect.name == "postgresql":
+        # A safe request on PostgreSQL runs its statements in autocommit: the
+        # BEGIN and COMMIT around a read are two round trips to the server
+        # that every page, detail and the signed-in floor paid for nothing.
+        # Under READ COMMITTED each statement sees its own snapshot inside a
+        # transaction too, so what a read answers does not change. What a
+        # safe request does write (a session's last activity, once a minute)
+        # is a single statement, committed as it runs.
+        config.registry["db.autocommit_engine"] = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     def dbsession(request: Request) -> Session:
         # Looked up per request so tests can bind the factory to an outer
         # transaction that is rolled back after each test.
-        return get_tm_session(request.registry["dbsession_factory"], request.tm, request)
+        registry = request.registry
+        factory = registry["dbsession_factory"]
+        bind = None
+        if (request.method in SAFE_METHODS and "db.autocommit_engine" in registry
+                and factory.kw.get("bind") is registry["db.engine"]):
+            bind = registry["db.autocommit_engine"]
+        return get_tm_session(factory, request.tm, request, bind)
 
     config.add_request_method(dbsession, reify=True)
     config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)

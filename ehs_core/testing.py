@@ -28,6 +28,8 @@ from aiosmtpd.controller import Controller
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
+from ehs_core.db import RequestSession
+
 PUBLIC_URL = "http://ehs.test"
 PASSWORD = "correct horse battery staple"  # noqa: S105 (test accounts)
 # An instant written with a non-UTC offset; it must come back written the same way.
@@ -233,7 +235,7 @@ def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
     connection = engine.connect()
     outer = connection.begin()
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint",
-                           expire_on_commit=False)
+                           expire_on_commit=False, class_=RequestSession)
     original = registry["dbsession_factory"]
     registry["dbsession_factory"] = factory
     session = factory()
@@ -362,12 +364,15 @@ class StatementCounter:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.count = 0
+        self.statements: list[str] = []
 
-    def _count(self, *args: Any) -> None:
+    def _count(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         self.count += 1
+        self.statements.append(statement)
 
     def __enter__(self) -> StatementCounter:
         self.count = 0
+        self.statements = []
         sa.event.listen(self.engine, "before_cursor_execute", self._count)
         return self
 

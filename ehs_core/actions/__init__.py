@@ -17,6 +17,7 @@ from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import person, user_names
 from ehs_core.serialize import iso
 from ehs_core.sites.zones import server_zone  # due dates are judged in the server's zone
+from ehs_core.users.models import User
 
 
 def today(registry: Registry) -> dt.date:
@@ -28,8 +29,11 @@ def is_overdue(action: CorrectiveAction, on: dt.date) -> bool:
 
 
 def actions_json(request: Request, actions: list[CorrectiveAction],
-                 incidents: dict[int, Incident] | None = None) -> list[dict[str, Any]]:
-    names = user_names(request, {a.assignee_id for a in actions})
+                 incidents: dict[int, Incident] | None = None,
+                 names: dict[int, str] | None = None) -> list[dict[str, Any]]:
+    """`names`: the assignees' names when already read (else one query)."""
+    if names is None:
+        names = user_names(request, {a.assignee_id for a in actions})
     on = today(request.registry)
     items = []
     for action in actions:
@@ -51,10 +55,14 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
 
 
 def actions_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    rows = list(request.dbsession.execute(select(CorrectiveAction).where(
-        CorrectiveAction.incident_id.in_([i.id for i in incidents])).order_by(CorrectiveAction.id)).scalars())
+    # The assignees' names come with the actions: one query, not two.
+    assignee = select(User.name).where(User.id == CorrectiveAction.assignee_id).scalar_subquery()
+    read = request.dbsession.execute(select(CorrectiveAction, assignee).where(
+        CorrectiveAction.incident_id.in_([i.id for i in incidents])).order_by(CorrectiveAction.id)).all()
+    rows = [action for action, _ in read]
+    names = {action.assignee_id: name for action, name in read if action.assignee_id is not None}
     found: dict[int, list] = {i.id: [] for i in incidents}
-    for action, item in zip(rows, actions_json(request, rows), strict=True):
+    for action, item in zip(rows, actions_json(request, rows, names=names), strict=True):
         found[action.incident_id].append(item)
     return found
 

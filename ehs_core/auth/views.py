@@ -39,7 +39,11 @@ def refused(request: Request, refusal: signin.Refusal) -> Response:
     return error_response(request, refusal.status, refusal.message, refusal.issues, refusal.headers)
 
 
-def me_json(request: Request, user: User) -> dict:
+def me_json(request: Request, user: User, organization: dict | None = None) -> dict:
+    """`organization`: its id and name when already known (the signed-in
+    identity reads them with the session)."""
+    if organization is not None:
+        return {"user": user_json(user), "organization": organization}
     org = signin.organization(request)
     return {"user": user_json(user),
             "organization": {"id": org.id, "name": org.name} if org else None}
@@ -109,7 +113,8 @@ def logout(request: Request) -> Response:
 @view_config(route_name="auth.me", request_method="GET", renderer="json",
              permission=Permission.signed_in)
 def me(request: Request) -> dict:
-    return me_json(request, request.identity.user)
+    identity = request.identity
+    return me_json(request, identity.user, identity.extra.get("organization"))
 
 
 @view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,

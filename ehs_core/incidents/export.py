@@ -16,6 +16,7 @@ from pyramid.response import FileIter, Response
 from pyramid.view import view_config
 from sqlalchemy import select
 
+from ehs_core.db import streaming_session
 from ehs_core.incidents.listing import list_query, list_schema
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import occurred_at
@@ -66,8 +67,8 @@ def export(request: Request) -> Response:
         .execution_options(yield_per=BATCH)
     )
 
-    def rows() -> Iterable[list[Any]]:
-        for incident, site, area, reporter in request.dbsession.execute(stmt):
+    def rows(reader: Any) -> Iterable[list[Any]]:
+        for incident, site, area, reporter in reader.execute(stmt):
             yield [incident.reference, incident.title, incident.type, incident.severity,
                    incident.status, occurred_at(incident), site, area, incident.location_detail,
                    incident.description, incident.immediate_action, reporter,
@@ -77,7 +78,9 @@ def export(request: Request) -> Response:
     spool = tempfile.SpooledTemporaryFile(max_size=1024 * 1024, mode="w+b")
     text = io.TextIOWrapper(spool, encoding="utf-8", newline="", write_through=True)
     text.write("\ufeff")  # BOM: spreadsheets then read the file as UTF-8
-    write_csv(rows(), text)
+    # The rows stream through a server-side cursor, which needs a transaction.
+    with streaming_session(request) as reader:
+        write_csv(rows(reader), text)
     text.flush()
     text.detach()
     size = spool.tell()

@@ -9,6 +9,7 @@ leak (ASVS 5 8.2.2).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -64,16 +65,36 @@ class IncidentContext:
         request.environ.setdefault(CONTEXTS, {})[id(incident)] = self
 
     @cached_property
-    def __acl__(self) -> list[tuple[Any, ...]]:  # one query per request, however often checked
-        acl: list[tuple[Any, ...]] = [(Allow, role_principal(Role.supervisor), SUPERVISOR_PERMISSIONS)]
-        if self.incident.reporter_id is not None:
-            acl.append((Allow, f"user:{self.incident.reporter_id}", VIEWER_PERMISSIONS))
-        assignees = () if self.fresh else self.request.dbsession.execute(
-            select(CorrectiveAction.assignee_id).distinct()
-            .where(CorrectiveAction.incident_id == self.incident.id,
-                   CorrectiveAction.assignee_id.is_not(None))).scalars()
-        acl.extend((Allow, f"user:{user_id}", VIEWER_PERMISSIONS) for user_id in assignees)
-        return acl
+    def __acl__(self) -> IncidentACL:  # one per request, however often checked
+        return IncidentACL(self)
+
+
+class IncidentACL:
+    """An incident's ACL, read in order by Pyramid's ACLHelper. Its last
+    entries, the action assignees, take a query; it is sent only when a
+    check reads past the entries before them, so the checks of a supervisor
+    (all granted by the first entry) send none, and a reporter's send one
+    for the whole request."""
+
+    def __init__(self, context: IncidentContext) -> None:
+        self.context = context
+        self._assignees: list[tuple[Any, ...]] | None = None
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        incident = self.context.incident
+        yield (Allow, role_principal(Role.supervisor), SUPERVISOR_PERMISSIONS)
+        if incident.reporter_id is not None:
+            yield (Allow, f"user:{incident.reporter_id}", VIEWER_PERMISSIONS)
+        yield from self.assignees()
+
+    def assignees(self) -> list[tuple[Any, ...]]:
+        if self._assignees is None:
+            found = () if self.context.fresh else self.context.request.dbsession.execute(
+                select(CorrectiveAction.assignee_id).distinct()
+                .where(CorrectiveAction.incident_id == self.context.incident.id,
+                       CorrectiveAction.assignee_id.is_not(None))).scalars()
+            self._assignees = [(Allow, f"user:{user_id}", VIEWER_PERMISSIONS) for user_id in found]
+        return self._assignees
 
 
 def load_visible(request: Request, incident: Incident | None) -> IncidentContext:

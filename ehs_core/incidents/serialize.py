@@ -30,6 +30,35 @@ def user_names(request: Request, ids: set[int | None]) -> dict[int, str]:
     return dict(request.dbsession.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
 
 
+# Names read with a page of incidents (see `name_columns`), by kind and id.
+NAMES = "ehs.incident_names"
+
+
+def name_columns() -> tuple[Any, Any, Any]:
+    """The site's, area's and reporter's names as columns of an incident
+    query, so a list page reads them with its incidents instead of in a
+    query of their own (`remember_names` keeps them for `incidents_json`)."""
+    return (select(Site.name).where(Site.id == Incident.site_id).scalar_subquery().label("site_name"),
+            select(Area.name).where(Area.id == Incident.area_id).scalar_subquery().label("area_name"),
+            select(User.name).where(User.id == Incident.reporter_id).scalar_subquery()
+            .label("reporter_name"))
+
+
+def remember_names(request: Request, rows: Any) -> list[Incident]:
+    """The incidents of rows (incident, site name, area name, reporter name),
+    their names kept for this request's `location_and_people`."""
+    names = request.environ.setdefault(NAMES, {"site": {}, "area": {}, "user": {}})
+    incidents = []
+    for incident, site_name, area_name, reporter_name in rows:
+        names["site"][incident.site_id] = site_name
+        if incident.area_id is not None:
+            names["area"][incident.area_id] = area_name
+        if incident.reporter_id is not None:
+            names["user"][incident.reporter_id] = reporter_name
+        incidents.append(incident)
+    return incidents
+
+
 def location_and_people(request: Request, incidents: list[Incident]) -> dict[str, dict[int, str]]:
     """Names of the incidents' sites, areas and reporters, in one query."""
     wanted = {
@@ -39,10 +68,16 @@ def location_and_people(request: Request, incidents: list[Incident]) -> dict[str
     }
     names: dict[str, dict[int, str]] = {kind: {} for kind in wanted}
     # What this request has loaded already (the signed-in user, a new
-    # report's site and area) is not asked for again.
+    # report's site and area, the names read with a list page) is not asked
+    # for again.
     dbsession = request.dbsession
+    read = request.environ.get(NAMES, {})
     for kind, (model, ids) in wanted.items():
         for key in list(ids):
+            if key in read.get(kind, {}):
+                names[kind][key] = read[kind][key]
+                ids.discard(key)
+                continue
             loaded = dbsession.identity_map.get(dbsession.identity_key(model, key))
             if loaded is not None and "name" in loaded.__dict__:
                 names[kind][key] = loaded.__dict__["name"]

@@ -182,8 +182,9 @@ def test_the_login_limit_holds_across_worker_processes(server):
 
 def test_the_service_recovers_when_postgresql_drops_every_connection(server):
     """What the workers see of a PostgreSQL restart: every connection killed
-    while requests are in flight. Pooled connections are checked before use
-    (pool_pre_ping), so the service serves again without a restart of its own."""
+    while requests are in flight. A request whose pooled connection is dead
+    is run again on a fresh one (the pool is emptied of connections that old),
+    so the service serves again without a restart of its own."""
     stop = threading.Event()
     statuses: list[int] = []
 
@@ -240,6 +241,61 @@ def test_an_upload_cut_off_mid_body_leaves_no_file_and_no_row(server, tmp_path):
     assert detail["attachments"] == []
     after = set(upload_dir.iterdir()) if upload_dir.exists() else set()
     assert after == before
+
+
+def answers_everywhere(server: Server, path: str, cookie: str, count: int = 32) -> Counter:
+    """The statuses of `count` requests released together: more than the 4
+    worker processes can take one at a time, so every worker answers some."""
+    return Counter(status for status, _, _ in at_once(count, lambda i: server.request("GET", path,
+                                                                                       cookie=cookie)))
+
+
+def test_signing_out_takes_effect_on_the_next_request_in_every_worker(server):
+    user = create_user(server, "supervisor")
+    gone, kept = server.login(user["email"]), server.login(user["email"])
+    assert answers_everywhere(server, "/api/auth/me", gone) == {200: 32}
+    status, _, _ = server.request("POST", "/api/auth/logout", {}, gone)
+    assert status == 204
+    assert answers_everywhere(server, "/api/auth/me", gone) == {401: 32}
+    # the user's other session is untouched
+    assert answers_everywhere(server, "/api/auth/me", kept) == {200: 32}
+
+
+def test_deactivation_takes_effect_on_the_next_request_in_every_worker(server):
+    user = create_user(server, "supervisor")
+    cookie = server.login(user["email"])
+    assert answers_everywhere(server, "/api/incidents?pageSize=1", cookie) == {200: 32}
+    status, body, _ = server.request("PATCH", f"/api/users/{user['id']}", {"active": False}, server.admin)
+    assert status == 200 and body["active"] is False
+    assert answers_everywhere(server, "/api/incidents?pageSize=1", cookie) == {401: 32}
+
+
+def test_a_role_change_takes_effect_on_the_next_request_in_every_worker(server):
+    user = create_user(server, "safety_manager")
+    cookie = server.login(user["email"])
+    assert answers_everywhere(server, "/api/users", cookie) == {200: 32}
+    status, body, _ = server.request("PATCH", f"/api/users/{user['id']}", {"role": "reporter"}, server.admin)
+    assert status == 200 and body["role"] == "reporter"
+    assert answers_everywhere(server, "/api/users", cookie) == {403: 32}
+    roles = {body["user"]["role"] for _, body, _ in at_once(
+        32, lambda i: server.request("GET", "/api/auth/me", cookie=cookie))}
+    assert roles == {"reporter"}
+    # and back up: the higher role is granted as immediately
+    server.request("PATCH", f"/api/users/{user['id']}", {"role": "safety_manager"}, server.admin)
+    assert answers_everywhere(server, "/api/users", cookie) == {200: 32}
+
+
+def test_the_export_streams_its_rows_in_a_read_without_a_transaction(server):
+    """Safe requests read in autocommit on PostgreSQL; the export's
+    server-side cursor needs a transaction all the same."""
+    server.request("POST", "/api/incidents", incident_body(server.site, title="Exported"), server.admin)
+    req = urllib.request.Request(server.base + "/api/incidents/export",
+                                 headers={"Cookie": f"service_session={server.admin}"})
+    with urllib.request.urlopen(req, timeout=30) as response:
+        assert response.status == 200
+        text = response.read().decode("utf-8-sig")
+    assert text.splitlines()[0].startswith("reference,title,")
+    assert any(",Exported," in line for line in text.splitlines()[1:])
 
 
 def test_concurrent_demotions_cannot_remove_the_last_admins(server):

@@ -69,6 +69,23 @@ def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_us
     assert many == few
 
 
+def test_the_incident_acl_is_read_only_when_a_check_needs_it(admin, make_user, site, count_statements):
+    """Supervisors and above may open every incident (the ACL's first
+    entry), so their detail sends no query for the incident's assignees; a
+    reporter who sees it through an assigned action needs them, once."""
+    worker = make_user("reporter")
+    number = report(admin, site, 1)
+    grow_incident(admin, number, worker.user["id"], 2)
+
+    def assignee_queries(client):
+        with count_statements() as counted:
+            client.get(f"/api/incidents/{number}")
+        return sum("DISTINCT corrective_actions.assignee_id" in s for s in counted.statements)
+
+    assert assignee_queries(admin) == 0
+    assert assignee_queries(worker) == 1
+
+
 def test_actions_list_costs_the_same_for_few_or_many_actions(admin, make_user, site, count_statements):
     worker = make_user("reporter")
     number = report(admin, site, 1)
