@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
@@ -32,6 +32,14 @@ class Queues:
     counts: dict[str, int] = field(default_factory=dict)
 
 
+def led_by_someone_else(identity: Identity) -> object:
+    """The incident's investigation has a lead other than this person. A
+    correlated EXISTS, read only for incidents under investigation (an
+    anti-join would read every investigation of the organization)."""
+    return exists().where(Investigation.incident_id == Incident.id, Investigation.lead_id.is_not(None),
+                          Investigation.lead_id != identity.user_id)
+
+
 def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
     stmt = visible_incidents(select(Incident).where(
         Incident.organization_id == identity.user.organization_id, *conditions), identity)
@@ -51,10 +59,8 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
     if role_at_least(role, Role.supervisor):
         queues.triage, queues.counts["triage"] = _incidents(
             dbsession, identity, Incident.status.in_((Status.reported, Status.triage)))
-        led = select(Investigation.incident_id).where(
-            Investigation.lead_id.is_not(None), Investigation.lead_id != identity.user_id)
         queues.investigation, queues.counts["investigation"] = _incidents(
-            dbsession, identity, Incident.status == Status.investigation, Incident.id.not_in(led))
+            dbsession, identity, Incident.status == Status.investigation, ~led_by_someone_else(identity))
     if role_at_least(role, Role.safety_manager):
         queues.verification, queues.counts["verification"] = _incidents(
             dbsession, identity, Incident.status == Status.verification)
@@ -79,10 +85,8 @@ def waiting_count(dbsession: Session, identity: Identity, today: dt.date) -> int
     role = identity.role
     parts = []
     if role_at_least(role, Role.supervisor):
-        led = select(Investigation.incident_id).where(
-            Investigation.lead_id.is_not(None), Investigation.lead_id != identity.user_id)
         waiting = or_(Incident.status.in_((Status.reported, Status.triage)),
-                      (Incident.status == Status.investigation) & Incident.id.not_in(led))
+                      (Incident.status == Status.investigation) & ~led_by_someone_else(identity))
         if role_at_least(role, Role.safety_manager):
             waiting = or_(waiting, Incident.status == Status.verification)
         parts.append(select(func.count()).where(

@@ -241,3 +241,17 @@ def test_the_menu_counts_what_waits_for_the_person(team, site):
     assert badge.search(team["reporter"].get("/incidents").text) is None
     team["manager"].patch_json(f"/api/actions/{action['id']}", {"status": "cancelled"})
     assert badge.search(team["supervisor"].get(f"/incidents/{number}").text)[1] == "3"
+
+
+def test_an_investigation_led_by_someone_else_does_not_wait_for_me(team, site, make_user):
+    other = make_user("supervisor", name="Olga Other")
+    mine, theirs = (report(team["admin"], site)["number"] for _ in range(2))
+    for number in (mine, theirs):
+        for to in ("triage", "investigation"):
+            team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": to})
+    team["supervisor"].put_json(f"/api/incidents/{theirs}/investigation", {"leadId": other.user["id"]})
+    home = team["supervisor"].get("/")
+    waiting = home.text.split('id="q-investigation"', 1)[1].split("</section>", 1)[0]
+    assert f"INC-{mine:04d}" in waiting and f"INC-{theirs:04d}" not in waiting
+    assert re.search(r'href="/"[^>]*>Home <span class="badge"[^>]*>1</span>', home.text)
+    assert f"INC-{theirs:04d}" in other.get("/").text.split('id="q-investigation"', 1)[1].split("</section>")[0]
