@@ -254,4 +254,5 @@ def test_an_investigation_led_by_someone_else_does_not_wait_for_me(team, site, m
     waiting = home.text.split('id="q-investigation"', 1)[1].split("</section>", 1)[0]
     assert f"INC-{mine:04d}" in waiting and f"INC-{theirs:04d}" not in waiting
     assert re.search(r'href="/"[^>]*>Home <span class="badge"[^>]*>1</span>', home.text)
-    assert f"INC-{theirs:04d}" in other.get("/").text.split('id="q-investigation"', 1)[1].split("</section>")[0]
+    theirs_waiting = other.get("/").text.split('id="q-investigation"', 1)[1].split("</section>")[0]
+    assert f"INC-{theirs:04d}" in theirs_waiting
