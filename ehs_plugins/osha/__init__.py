@@ -41,12 +41,13 @@ def includeme(config: Configurator) -> None:
 
 
 def offer_injury_figures(config: Configurator) -> None:
-    from ehs_plugins.osha.rates import period_cases, rates
+    from ehs_plugins.osha.events import CaseChanged
+    from ehs_plugins.osha.rates import rates, recordable_cases
 
     directive = getattr(config, "add_injury_figures", None)
     if directive is None:
         return  # the analytics plugin is not enabled
-    directive(period=period_cases, rates=rates)
+    directive(cases=recordable_cases, rates=rates, changed_by=(CaseChanged,))
 
 
 def seed(ctx: Any) -> dict[str, int]:

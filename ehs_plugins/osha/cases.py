@@ -12,7 +12,7 @@ from pyramid.registry import Registry
 from sqlalchemy.orm import Session
 
 from ehs_core.db import utcnow
-from ehs_core.incidents.models import Incident
+from ehs_core.incidents.models import Incident, reference
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
@@ -28,7 +28,35 @@ SEVERE_INJURY_HOURS = 24
 FATALITY_WINDOW = dt.timedelta(days=30)
 
 
-def case_number(incident: Incident, case: InjuryCase) -> str:
+class LoggedCase:
+    """A case as the 300 Log, the ITA file and the forms read it: its
+    columns as plain attributes (but its bookkeeping times, `log.UNLOGGED`),
+    read-only, outside the ORM session. A log of a thousand cases reads some
+    forty thousand attributes; an ORM attribute costs about ten plain ones,
+    and so does building the entity."""
+
+    def __init__(self, columns: dict[str, Any]) -> None:
+        self.__dict__.update(columns)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedIncident:
+    """What the log and the forms read of a case's incident."""
+
+    id: int
+    number: int
+    site_id: int
+    area_id: int | None
+    location_detail: str | None
+    title: str
+    occurred_at: dt.datetime
+
+    @property
+    def reference(self) -> str:
+        return reference(self.number)
+
+
+def case_number(incident: Incident | LoggedIncident, case: InjuryCase | LoggedCase) -> str:
     return incident.reference if case.sequence == 1 else f"{incident.reference}-{case.sequence}"
 
 
@@ -123,7 +151,7 @@ def wall_clock(moment: dt.datetime, zone: dt.tzinfo) -> str:
         f" ({name})" if name else "")
 
 
-def missing_fields(case: InjuryCase) -> list[str]:
+def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
     """Fields Form 301 and the ITA case data still need (recordable cases)."""
     if not case.recordable:
         return []
@@ -165,7 +193,8 @@ def _date(value: dt.date | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def form_301_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
+def form_301_json(case: InjuryCase | LoggedCase, incident: Incident | LoggedIncident,
+                  zone: dt.tzinfo) -> dict[str, Any]:
     """The data of OSHA Form 301 (Injury and Illness Incident Report), in
     the form's order; the event on the establishment's clock (`zone`)."""
     occurred = incident.occurred_at.astimezone(zone)

@@ -14,13 +14,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_plugins.osha import ita
-from ehs_plugins.osha.cases import case_number
-from ehs_plugins.osha.deidentify import identifiers
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
+from ehs_plugins.osha.deidentify import identifiers, may_identify
 from ehs_plugins.osha.log import SiteYear, missing_establishment_fields
-from ehs_plugins.osha.models import InjuryCase
 
 Add = Callable[..., None]
 
@@ -44,7 +42,7 @@ def checks(item: SiteYear, all_sites: list[Site], company_name: str) -> list[dic
     found: list[dict[str, Any]] = []
 
     def add(field_name: str, message: str, level: str = "error",
-            case: tuple[InjuryCase, Incident] | None = None) -> None:
+            case: tuple[LoggedCase, LoggedIncident] | None = None) -> None:
         found.append({"siteId": item.site.id, "siteName": item.site.name,
                       "caseId": case[0].id if case else None,
                       "caseNumber": case_number(case[1], case[0]) if case else None,
@@ -59,16 +57,26 @@ def checks(item: SiteYear, all_sites: list[Site], company_name: str) -> list[dic
 
 
 def refused(add: Add, column: str, value: Any, source: str,
-            case: tuple[InjuryCase, Incident] | None = None) -> None:
-    bad = sorted(set(REFUSED.findall(str(value))))
-    if bad:
+            case: tuple[LoggedCase, LoggedIncident] | None = None) -> None:
+    value = str(value)
+    if REFUSED.search(value):  # seldom: most cells need no list of characters
+        bad = sorted(set(REFUSED.findall(value)))
         add(column, f"ITA refuses the characters {' '.join(bad)}: remove them from {source}", case=case)
 
 
 def case_checks(item: SiteYear, add: Add) -> None:
-    """The case file, checked on the very cells it will hold."""
-    for case, cells in zip(item.cases, ita.case_rows(item), strict=True):
-        row = dict(zip(ita.CASE_COLUMNS, cells, strict=True))
+    """The case file, checked on the very cells it will hold. Taking the
+    name out, trimming and quoting never add a refused character, an "@" or
+    a digit, so a case whose stored texts hold none of them cannot fail a
+    text check: only its coded cells are made and checked (most cases)."""
+    establishment = ita.text(item.site.name, 100)
+    establishment_suspect = REFUSED.search(establishment) or may_identify(establishment)
+    for case in item.cases:
+        texts = ita.case_texts(item, *case)
+        joined = "\n".join(t for t in texts if t)
+        suspect = establishment_suspect or REFUSED.search(joined) or may_identify(joined)
+        row = dict(zip(ita.CASE_COLUMNS, ita.case_row(item, *case, establishment, texts), strict=True)) \
+            if suspect else ita.case_codes(case[0])
         outcome, away, restricted = row["incident_outcome"], row["dafw_num_away"], row["djtr_num_tr"]
         if outcome == 2 and not away:  # 1904.7(b)(3): days away are counted and entered (K)
             add("dafw_num_away", "A days-away case needs its days away from work (daysAway)", case=case)
@@ -83,6 +91,8 @@ def case_checks(item: SiteYear, add: Add) -> None:
             add("date_of_death", "A death case needs the date of death (dateOfDeath)", case=case)
         if row["type_of_incident"] == "":
             add("type_of_incident", "The case needs its type, column M (caseType)", case=case)
+        if not suspect:
+            continue
         for column in CASE_TEXT:
             refused(add, column, row[column], CASE_SOURCE[column], case)
             for kind in identifiers(row[column]):

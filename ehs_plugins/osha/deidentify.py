@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import phonenumbers
@@ -53,6 +53,11 @@ REPLACEMENT = "the employee"
 WORD = re.compile(r"[^\W\d_]+")
 SENTENCE_END = re.compile(r"[.!?]\s*$")
 
+# Three decimal digits anywhere (any script's, as phonenumbers reads them): what a
+# social security, employee or phone number needs at least. phonenumbers takes a
+# number without "+" as a US one (7 or 10 digits) and one with "+" as a country
+# code and a national number of at least 2 digits; "Bay 4" or "Station 17" is none.
+THREE_DIGITS = re.compile(r"(?:\D*+\d){3}")  # with match(): one pass, nothing to backtrack
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 # "employee no. 4411", "badge #A-2231", "emp id 0097", "ID: 55120", "clock number 778".
@@ -63,6 +68,8 @@ EMPLOYEE_NUMBER = re.compile(
 
 def fold(word: str) -> str:
     """A word without accents and case ("Zoë" and "ZOE" -> "zoe")."""
+    if word.isascii():  # nothing to decompose; ASCII's case folding is lower()
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
@@ -78,16 +85,26 @@ def _sentence_start(text: str, start: int) -> bool:
     return not before.strip() or bool(SENTENCE_END.search(before))
 
 
+def may_name(text: str, parts: frozenset[str]) -> bool:
+    """Whether a part of the name can be a word of `text`: folding works
+    character by character (NFKD only reorders the combining marks it then
+    drops), so a folded word of `text` is a piece of the folded `text`.
+    Most cells do not hold the name: this spares them the word-by-word pass."""
+    folded = fold(text)
+    return any(part in folded for part in parts)
+
+
 def name_spans(text: str, parts: frozenset[str]) -> list[tuple[int, int]]:
     """Where the person's name is in `text`, as (start, end) spans, a title
     before a name and runs of adjacent name words each merged into one."""
     words = list(WORD.finditer(text))
-    hits = [fold(m.group()) in parts for m in words]
-    common = [fold(m.group()) in COMMON_WORDS for m in words]
+    folded = [fold(m.group()) for m in words]
+    hits = [word in parts for word in folded]
+    common = [word in COMMON_WORDS for word in folded]
     taken = [hit and not is_common for hit, is_common in zip(hits, common, strict=True)]
 
     def titled(i: int) -> bool:
-        return i > 0 and fold(words[i - 1].group()) in TITLES \
+        return i > 0 and folded[i - 1] in TITLES \
             and not text[words[i - 1].end():words[i].start()].strip(" .")
 
     def names_someone(i: int) -> bool:
@@ -96,7 +113,7 @@ def name_spans(text: str, parts: frozenset[str]) -> list[tuple[int, int]]:
             return True
         if not words[i].group()[:1].isupper():
             return False
-        following = fold(words[i + 1].group()) if i + 1 < len(words) else ""
+        following = folded[i + 1] if i + 1 < len(words) else ""
         return not (_sentence_start(text, words[i].start()) and following in WORD_FOLLOWERS)
 
     for i in range(len(words)):  # common-word parts, left to right (a name's parts come in order)
@@ -116,11 +133,12 @@ def name_spans(text: str, parts: frozenset[str]) -> list[tuple[int, int]]:
     return [(start, end) for start, end in spans]
 
 
-def remove_name(text: str, name: str | None) -> str:
+def remove_name(text: str, name: str | frozenset[str] | None) -> str:
     """`text` with every part of `name` replaced by "the employee" ("The
-    employee" where a capital started a sentence)."""
-    parts = name_parts(name)
-    if not parts or not text:
+    employee" where a capital started a sentence); `name` may be given as
+    its `name_parts` already."""
+    parts = name if isinstance(name, frozenset) else name_parts(name)
+    if not parts or not text or not may_name(text, parts):
         return text
     pieces, last = [], 0
     for start, end in name_spans(text, parts):
@@ -132,20 +150,32 @@ def remove_name(text: str, name: str | None) -> str:
     return "".join(pieces)
 
 
-def without_name(name: str | None, cell: Callable[..., str]) -> Callable[..., str]:
-    """A text-cell writer (`cell(value, limit)`) that removes `name` first."""
+def without_name(name: str | None, cell: Callable[..., str],
+                 among: Iterable[str | None] | None = None) -> Callable[..., str]:
+    """A text-cell writer (`cell(value, limit)`) that removes `name` first;
+    `cell` itself when no part of the name can be in any of the texts
+    `among` (the values the writer will be given, when known)."""
+    parts = name_parts(name)
+    if among is not None and not (parts and may_name("\n".join(v for v in among if v), parts)):
+        return cell
 
     def clean(value: Any, limit: int = 255) -> str:
-        return cell(remove_name(str(value), name) if value is not None else None, limit)
+        return cell(remove_name(str(value), parts) if value is not None else None, limit)
 
     return clean
+
+
+def may_identify(text: str) -> bool:
+    """Whether `identifiers` can find anything in `text` (or in any of the
+    texts joined into it)."""
+    return "@" in text or THREE_DIGITS.match(text) is not None
 
 
 def identifiers(text: str | None) -> list[str]:
     """The kinds of likely personal identifiers in `text` ("e-mail address",
     "phone number", "social security number", "employee number"), each once."""
-    if not text:
-        return []
+    if not text or not may_identify(text):
+        return []  # each kind below needs an "@" or 3 digits (see THREE_DIGITS): most text has neither
     found = []
     if EMAIL.search(text):
         found.append("e-mail address")

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
-from ehs_plugins.osha.cases import case_number
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
 from ehs_plugins.osha.deidentify import without_name
 from ehs_plugins.osha.log import SiteYear, column_f, where_occurred
-from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, CaseType, Outcome, size_code
+from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, size_code
 
 SUMMARY_COLUMNS = (
     "establishment_name", "ein", "company_name", "street_address", "city", "state", "zip", "naics_code",
@@ -48,7 +48,8 @@ def text(value: Any, limit: int = 255) -> str:
 
 
 def date(value: dt.date | None) -> str:
-    return value.strftime("%m/%d/%Y") if value else ""
+    """MM/DD/YYYY (formatted by hand: strftime costs more, once per date of every case)."""
+    return f"{value.month:02d}/{value.day:02d}/{value.year:04d}" if value else ""
 
 
 def yes_no(value: bool | None) -> str:
@@ -72,23 +73,48 @@ def summary_row(item: SiteYear, company_name: str) -> list[Any]:
     ]
 
 
+def case_texts(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> tuple[str | None, ...]:
+    """The free texts of a case's row as stored, before `text` and the
+    removal of the name: job title, location, description and the four
+    narratives (the CASE_TEXT columns after the establishment's name)."""
+    injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
+    return (case.job_title, where_occurred(item, incident), column_f(case, incident), case.activity_before,
+            case.what_happened, injury, case.object_substance)
+
+
+def case_codes(case: LoggedCase) -> dict[str, Any]:
+    """The coded cells of a case's row: outcome, days, type, date of death."""
+    case_type = case.effective_case_type  # a CaseType value: the codes' keys are StrEnums
+    return {"incident_outcome": OUTCOME_CODES[case.outcome], "dafw_num_away": case.days_away or 0,
+            "djtr_num_tr": case.days_restricted or 0,
+            "type_of_incident": CASE_TYPE_CODES[case_type] if case_type else "",
+            "date_of_death": date(case.date_of_death)}
+
+
+def case_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident, establishment: str,
+             texts: tuple[str | None, ...] | None = None) -> list[Any]:
+    """One row of the case file (`establishment`: the site's name as a cell;
+    `texts`: `case_texts`, when already at hand)."""
+    texts = texts or case_texts(item, case, incident)
+    job, location, description, before, happened, injury, substance = texts
+    clean = without_name(case.name, text, among=texts)
+    codes = case_codes(case)
+    occurred = item.occurred(incident)
+    return [
+        establishment, item.year, text(case_number(incident, case), 255),
+        clean(job), date(occurred), clean(location), clean(description),
+        codes["incident_outcome"], codes["dafw_num_away"], codes["djtr_num_tr"], codes["type_of_incident"],
+        date(case.date_of_birth), date(case.date_of_hire), case.sex or "",
+        yes_no(case.treated_in_emergency_room), yes_no(case.inpatient_hospitalization),
+        case.time_started_work or "", f"{occurred.hour:02d}:{occurred.minute:02d}", 0, clean(before),
+        clean(happened), clean(injury), clean(substance), codes["date_of_death"],
+    ]
+
+
 def case_rows(item: SiteYear) -> Iterable[list[Any]]:
+    establishment = text(item.site.name, 100)
     for case, incident in item.cases:
-        occurred = item.occurred(incident)
-        injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
-        clean = without_name(case.name, text)
-        case_type = CaseType(case.effective_case_type) if case.effective_case_type else None
-        yield [
-            text(item.site.name, 100), item.year, text(case_number(incident, case), 255),
-            clean(case.job_title), date(occurred.date()), clean(where_occurred(item, incident)),
-            clean(column_f(case, incident)),
-            OUTCOME_CODES[Outcome(case.outcome)], case.days_away or 0, case.days_restricted or 0,
-            CASE_TYPE_CODES[case_type] if case_type else "", date(case.date_of_birth),
-            date(case.date_of_hire), case.sex or "", yes_no(case.treated_in_emergency_room),
-            yes_no(case.inpatient_hospitalization), case.time_started_work or "",
-            occurred.strftime("%H:%M"), 0, clean(case.activity_before), clean(case.what_happened),
-            clean(injury), clean(case.object_substance), date(case.date_of_death),
-        ]
+        yield case_row(item, case, incident, establishment)
 
 
 def to_csv(header: Iterable[str], rows: Iterable[list[Any]]) -> str:

@@ -42,8 +42,7 @@ def notify_if_newly_severe(event: CaseChanged) -> None:
                 " and note when and how the establishment learned of the event.\n")
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
-    for email in recipients:
-        send_mail(request, email, "osha_severe_report", reference=case_number(incident, case),
-                  number=incident.number, status=status, reasons=", ".join(deadline.reasons),
-                  due=wall_clock(deadline.due, zone), late=late, hours=deadline.hours,
-                  past_due=deadline.past_due_when_entered, entered=entered)
+    send_mail(request, recipients, "osha_severe_report", reference=case_number(incident, case),
+              number=incident.number, status=status, reasons=", ".join(deadline.reasons),
+              due=wall_clock(deadline.due, zone), late=late, hours=deadline.hours,
+              past_due=deadline.past_due_when_entered, entered=entered)

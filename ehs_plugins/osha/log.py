@@ -7,16 +7,17 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cached_property
 from typing import Any
 
 from pyramid.registry import Registry
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.zones import site_zone
-from ehs_plugins.osha.cases import case_number
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 from ehs_plugins.osha.recordability import CaseType, Outcome, size_code
 
@@ -38,24 +39,32 @@ class SiteYear:
     year: int
     # The establishment's zone: its dates, times and year (1904.32(a)(1)).
     zone: dt.tzinfo
-    cases: list[tuple[InjuryCase, Incident]] = field(default_factory=list)
+    cases: list[tuple[LoggedCase, LoggedIncident]] = field(default_factory=list)
     months: dict[int, SiteHours] = field(default_factory=dict)
     areas: dict[int, str] = field(default_factory=dict)
+    # Local times by incident id: the log, the ITA file and the checks each ask.
+    _local: dict[int, dt.datetime] = field(default_factory=dict, repr=False)
 
-    def occurred(self, incident: Incident) -> dt.datetime:
+    def occurred(self, incident: LoggedIncident) -> dt.datetime:
         """When the event happened on the establishment's clock (Form 300
         column D, Form 301 items 10-12)."""
-        return incident.occurred_at.astimezone(self.zone)
+        local = self._local.get(incident.id)
+        if local is None:
+            local = self._local[incident.id] = incident.occurred_at.astimezone(self.zone)
+        return local
 
-    @property
+    @cached_property
     def totals(self) -> dict[str, int]:
+        """Column totals (read by the log, the 300A, the rates and the checks;
+        counted once, after `load` has gathered the cases)."""
         totals = dict.fromkeys(TOTAL_KEYS, 0)
         for case, _ in self.cases:
-            totals[OUTCOME_COLUMNS[Outcome(case.outcome)]] += 1
+            # Outcome and CaseType are StrEnums: their values are the keys.
+            totals[OUTCOME_COLUMNS[case.outcome]] += 1
             totals["K"] += case.days_away or 0
             totals["L"] += case.days_restricted or 0
             if case.effective_case_type:
-                totals[TYPE_COLUMNS[CaseType(case.effective_case_type)]] += 1
+                totals[TYPE_COLUMNS[case.effective_case_type]] += 1
         return totals
 
     @property
@@ -101,21 +110,39 @@ def year_bounds(year: int) -> tuple[dt.datetime, dt.datetime]:
             dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=15))
 
 
+# The columns of a case by attribute name (not its bookkeeping times: no log,
+# form or check reads them, and each costs a conversion per row), and what the
+# log reads of its incident.
+UNLOGGED = frozenset({"created_at", "updated_at", "reported_to_osha_at", "severe_notice_sent_at"})
+CASE_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase).column_attrs
+                     if attr.key not in UNLOGGED)
+INCIDENT_COLUMNS = (Incident.id, Incident.number, Incident.site_id, Incident.area_id,
+                    Incident.location_detail, Incident.title, Incident.occurred_at)
+
+
 def load(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
     """Recordable cases and hours of these sites in `year`, in three
     queries; a case belongs to the year of its local date at the site
-    (1904.32(a)(1): the establishment's calendar year)."""
+    (1904.32(a)(1): the establishment's calendar year). The cases are
+    read-only `LoggedCase`s (plain attributes, no ORM entities)."""
     by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
     start, end = year_bounds(year)
+    keys = [key for key, _ in CASE_COLUMNS]
+    width = len(keys)
     rows = dbsession.execute(
-        select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
+        select(*(column for _, column in CASE_COLUMNS), *INCIDENT_COLUMNS)
+        .join(Incident, Incident.id == InjuryCase.incident_id)
         .where(Incident.site_id.in_(list(by_site)), InjuryCase.recordable.is_(True),
                Incident.occurred_at >= start, Incident.occurred_at < end)
         .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
-    for case, incident in rows:
+    incidents: dict[int, LoggedIncident] = {}
+    for row in rows:
+        incident = incidents.get(row[width])
+        if incident is None:
+            incident = incidents[row[width]] = LoggedIncident(*row[width:])
         item = by_site[incident.site_id]
         if item.occurred(incident).year == year:
-            item.cases.append((case, incident))
+            item.cases.append((LoggedCase(dict(zip(keys, row[:width], strict=True))), incident))
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
@@ -127,34 +154,34 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int) -
     return list(by_site.values())
 
 
-def column_f(case: InjuryCase, incident: Incident) -> str:
+def column_f(case: LoggedCase, incident: LoggedIncident) -> str:
     """300 Log column F: injury or illness, parts of body affected, and the
     object or substance that hurt the person."""
     parts = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
     return parts or incident.title
 
 
-def where_occurred(item: SiteYear, incident: Incident) -> str:
+def where_occurred(item: SiteYear, incident: LoggedIncident) -> str:
     return incident.location_detail or item.areas.get(incident.area_id) or item.site.name
 
 
-def log_row(item: SiteYear, case: InjuryCase, incident: Incident) -> dict[str, Any]:
+def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[str, Any]:
+    case_type, privacy = case.effective_case_type, case.effective_privacy
     return {
         "caseId": case.id,
         "caseNumber": case_number(incident, case),  # A
-        "employeeName": PRIVACY_NAME if case.effective_privacy else case.name,  # B
+        "employeeName": PRIVACY_NAME if privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
         "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
         "whereOccurred": where_occurred(item, incident),  # E
         "description": column_f(case, incident),  # F
         "outcome": case.outcome,
-        "outcomeColumn": OUTCOME_COLUMNS[Outcome(case.outcome)],  # G-J
+        "outcomeColumn": OUTCOME_COLUMNS[case.outcome],  # G-J
         "daysAway": case.days_away or 0,  # K
         "daysRestricted": case.days_restricted or 0,  # L
-        "caseType": case.effective_case_type,
-        "typeColumn": TYPE_COLUMNS.get(CaseType(case.effective_case_type))
-        if case.effective_case_type else None,  # M
-        "privacyCase": case.effective_privacy,
+        "caseType": case_type,
+        "typeColumn": TYPE_COLUMNS[case_type] if case_type else None,  # M
+        "privacyCase": privacy,
     }
 
 
@@ -186,7 +213,7 @@ def log_json(item: SiteYear) -> dict[str, Any]:
         "site": {"id": site.id, "name": site.name},
         "year": year,
         "rows": [log_row(item, case, incident) for case, incident in item.cases],
-        "totals": item.totals,
+        "totals": dict(item.totals),
         "hours": months_json(item),
         "totalHoursWorked": item.total_hours_whole,
         "annualAverageEmployees": item.annual_average_employees,

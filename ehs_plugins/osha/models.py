@@ -7,7 +7,9 @@ from sqlalchemy import (
     Boolean,
     Date,
     ForeignKey,
+    Index,
     Integer,
+    LargeBinary,
     Numeric,
     SmallInteger,
     String,
@@ -17,6 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
+from ehs_core.incidents.models import Incident
 
 
 class InjuryCase(Base):
@@ -109,3 +112,36 @@ class Certification(Base):
     phone: Mapped[str | None] = mapped_column(String(40), nullable=True)
     certified_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PdfJob(Base):
+    """A printable form's PDF made in the background (a 300 Log or the
+    Forms 301 of a site-year with more sheets than a request should lay out):
+    its progress while the worker makes it, then the file, kept for a day
+    (`pdfjobs.KEEP`) and given only to safety managers of its organization."""
+
+    __tablename__ = "osha_pdf_jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # Unguessable: the job's pages and file are reached by it (and checked).
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    requested_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    kind: Mapped[str] = mapped_column(String(20))  # "log300" or "forms301"
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    year: Mapped[int] = mapped_column(SmallInteger)
+    status: Mapped[str] = mapped_column(String(10), default="queued")  # queued, running, done, failed
+    sheets_done: Mapped[int] = mapped_column(Integer, default=0)
+    sheets_total: Mapped[int] = mapped_column(Integer, default=0)
+    filename: Mapped[str] = mapped_column(String(200))
+    # Read on download only (the progress page polls the row).
+    pdf: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    # Touched at each step: an unfinished job left untouched for long is stale (its worker died).
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+# The 300 Log reads a site's incidents of one year (log.load); the index is on
+# the core's table and comes and goes with this plugin (migration osha_0004).
+Index("ix_osha_incidents_site_occurred", Incident.site_id, Incident.occurred_at)

@@ -105,10 +105,11 @@ def establishment(site: Site) -> list[tuple[str, str | None]]:
             ("EIN", site.ein)]
 
 
-def log_rows(request: Request, item: SiteYear) -> list[dict[str, Any]]:
+def log_rows(request: Request, item: SiteYear, data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The log's rows with what the page adds: the incident's number (for
-    the link), the case's missing fields and whether the 180-day cap binds."""
-    data = log_json(item)
+    the link), the case's missing fields and whether the 180-day cap binds
+    (`data`: the item's `log_json`, when already made)."""
+    data = data or log_json(item)
     rows = []
     for row, (case, incident) in zip(data["rows"], item.cases, strict=True):
         rows.append({**row, "incidentNumber": incident.number, "missing": missing_fields(case),
@@ -126,7 +127,7 @@ def log_values(request: Request, choice: Choice) -> dict[str, Any]:
     found = checks(item, active_sites(request.dbsession), company_name(request))
     months_missing = [MONTHS[m - 1] for m in range(1, 13)
                       if m not in item.months or item.months[m].hours is None]
-    return {**values, "item": item, "data": data, "rows": log_rows(request, item),
+    return {**values, "item": item, "data": data, "rows": log_rows(request, item, data),
             "establishment": establishment(choice.site),
             "missing_establishment": [ESTABLISHMENT_LABELS[n] for n in data["missingEstablishmentFields"]],
             "months_missing": months_missing,

@@ -109,3 +109,29 @@ def test_a_safety_manager_keeps_the_records(live, new_page):
     for url in (f"/osha/log/print?siteId={site}&year=2025", f"/osha/summary/print?siteId={site}&year=2025"):
         page.goto(live.url + url)
         assert_accessible(page)
+
+
+def test_a_long_log_pdf_is_made_in_the_background_with_its_progress(live, new_page, monkeypatch):
+    from ehs_plugins.osha.pages import printing
+
+    monkeypatch.setattr(printing, "IN_REQUEST_SHEETS", {"log300": 0, "forms301": 0})  # every log is long
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North", "timezone": "America/Chicago"}).json["id"]
+    admin.post_json("/api/users", {"name": "Sue Safety", "email": "sue@acme.test", "role": "safety_manager",
+                                   "password": PASSWORD})
+    page = new_page()
+    sign_in(page, live, "sue@acme.test")
+    page.goto(f"{live.url}/osha/log?siteId={site}&year=2025")
+    page.get_by_role("link", name="Download the 300 Log (PDF)").click()
+    expect(page.get_by_role("heading", name="Make the PDF")).to_be_visible()
+    assert_accessible(page)
+    page.get_by_role("button", name="Make the PDF").click()
+    expect(page.get_by_role("heading", name="Your PDF")).to_be_visible()
+    # htmx asks for the progress until the file is ready; no reload by hand.
+    link = page.get_by_role("link", name=re.compile(r"^Download osha-300-log-"))
+    expect(link).to_be_visible(timeout=30_000)
+    assert_accessible(page)
+    with page.expect_download() as download:
+        link.click()
+    reader = PdfReader(download.value.path())
+    assert len(reader.pages) == 1 and "Page 1 of 1" in reader.pages[0].extract_text()

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from ehs_core.testing import form_with
 from tests.plugins.osha import FORM_301, WORK, YEAR, full_year, new_case, new_incident, put_hours, recorded
 
 
@@ -29,7 +30,7 @@ def case_form(page):
 def test_safety_manager_adds_a_case_from_the_incident_page(manager, injury):
     page = manager.get(f"/incidents/{injury}")
     assert "Injured or ill people" in page.text
-    form = next(f for f in page.forms.values() if f.action == f"/incidents/{injury}/cases")
+    form = form_with(page, f"/incidents/{injury}/cases")
     form["name"] = "Jane Roe"
     done = form.submit(status=302)
     assert re.search(r"/osha/cases/\d+\?notice=saved", done.location)
