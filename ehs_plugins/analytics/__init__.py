@@ -16,4 +16,5 @@ def includeme(config: Configurator) -> None:
     config.scan(".views")
     config.include(".pages")
     config.include(".dashboard")
+    config.include(".tallies")  # the sums the statistics read, kept by the incidents' events
     config.add_translation_dirs("ehs_plugins.analytics:locale")

@@ -2,7 +2,13 @@
 recordable-case counts and injury rates without knowing where they come
 from. The OSHA plugin registers its cases and hours against it when both
 plugins are enabled; with no provider the analytics answer has neither
-`recordableCases`/`daysAway` nor `rates`."""
+`recordableCases`/`daysAway` nor `rates`.
+
+The provider hands over its recordable cases as a query (which the
+analytics plugin counts per period and keeps in its tallies, see
+`tallies`), the events after which an incident's cases must be counted
+again, and the rates, for which the analytics plugin counts the cases of
+each window of months."""
 
 from __future__ import annotations
 
@@ -12,7 +18,6 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
-from pyramid.request import Request
 from sqlalchemy import Select
 
 from ehs_core.directives import register_once
@@ -20,27 +25,36 @@ from ehs_core.directives import register_once
 KEY = "analytics.injury_figures"
 
 
+Month = tuple[int, int]  # (year, month)
+# Windows of whole months (first, last), inclusive, in each site's zone ->
+# (recordable cases, DART cases, lost-time cases) of each window.
+CaseCounts = Callable[[list[tuple[Month, Month]]], list[tuple[int, int, int]]]
+
+
 @dataclass(frozen=True)
 class InjuryFigures:
-    """`period(request, scope)`: (recordable cases, days away) of the incidents
-    `scope(stmt)` narrows a statement reading `Incident` to (the caller's
-    visible incidents of the period, in the same pass).
-    `rates(request, last, site_id, *, with_counts, local_seconds)`: the
+    """`cases()`: a query of every recordable case, one row each, with the
+    columns `incident_id`, `days_away` (int), `dart` (a days-away or
+    restricted case) and `lost_time` (a days-away case).
+    `rates(request, last, site_id, *, with_counts, case_counts)`: the
     `rates` section (TRIR and DART) up to the day `last`, for one site or all
     of the organization's; the case counts behind the rates only
-    `with_counts`; `local_seconds(start, end)` is the incident's local
-    wall-clock time at its site (seconds since 1970) for incidents between
-    two instants, so cases fall in their site's calendar months."""
+    `with_counts`; `case_counts(windows)` (see CaseCounts) counts the
+    organization's cases (of `site_id`) in whole months of their site's
+    calendar.
+    `changed_by`: the event classes published when an incident's cases
+    change (each with the `incident`)."""
 
-    period: Callable[[Request, Callable[[Select], Select]], tuple[int, int]]
+    cases: Callable[[], Select]
     rates: Callable[..., dict[str, Any]]
+    changed_by: tuple[type, ...] = ()
 
 
-def add_injury_figures(config: Configurator, *, period: Callable[..., tuple[int, int]],
-                       rates: Callable[..., dict[str, Any]]) -> None:
+def add_injury_figures(config: Configurator, *, cases: Callable[[], Select],
+                       rates: Callable[..., dict[str, Any]], changed_by: tuple[type, ...] = ()) -> None:
     """Directive: the one provider of injury figures (see InjuryFigures; a
     second provider conflicts at start-up)."""
-    figures = InjuryFigures(config.maybe_dotted(period), config.maybe_dotted(rates))
+    figures = InjuryFigures(config.maybe_dotted(cases), config.maybe_dotted(rates), tuple(changed_by))
 
     def register() -> None:
         config.registry[KEY] = figures

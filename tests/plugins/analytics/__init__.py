@@ -105,10 +105,20 @@ def put_hours(manager: Any, site_id: int, year: int, months: dict[int, int]) -> 
     manager.put_json(f"/api/osha/sites/{site_id}/hours?year={year}", entries, status=200)
 
 
-def set_times(dbsession: Session, number: int, **values: dt.datetime) -> None:
+def set_times(dbsession: Session, registry: Any, number: int, **values: dt.datetime) -> None:
     """Set timestamps the API sets to 'now' (created_at, closed_at) to known
-    values, so durations can be counted by hand."""
+    values, so durations can be counted by hand; the statistics' tallies are
+    then counted again from the rows, as after any write made outside the
+    service (`tallies.rebuild`)."""
     dbsession.execute(update(Incident).where(Incident.number == number).values(**values))
+    recount(dbsession, registry)
+
+
+def recount(dbsession: Session, registry: Any) -> None:
+    """Rebuild the statistics' tallies from the rows (after writing rows directly)."""
+    from ehs_plugins.analytics.tallies import rebuild_all
+
+    rebuild_all(dbsession, registry)
     dbsession.commit()
 
 

@@ -174,7 +174,7 @@ def test_site_and_type_filters_narrow_every_figure(admin):
     assert north_only["rootCauses"] == [{"category": "equipment", "count": 1}]
 
 
-def test_average_days_to_close_per_period(admin, dbsession):
+def test_average_days_to_close_per_period(admin, dbsession, registry):
     site = new_site(admin)["id"]
     march = [report(admin, site, f"2024-03-{d:02d}T08:00:00+00:00") for d in (4, 5, 6)]
     february = report(admin, site, "2024-02-10T08:00:00+00:00")
@@ -183,7 +183,7 @@ def test_average_days_to_close_per_period(admin, dbsession):
     lengths = {march[0]: dt.timedelta(days=1), march[1]: dt.timedelta(days=4),
                february: dt.timedelta(days=10)}
     for number, length in lengths.items():
-        set_times(dbsession, number, created_at=closed_at(dbsession, number) - length)
+        set_times(dbsession, registry, number, created_at=closed_at(dbsession, number) - length)
     move(admin, march[2], "investigation")  # reopened: not closed any more
 
     body = analytics(admin, "2024-03-01", "2024-03-31")

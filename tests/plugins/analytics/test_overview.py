@@ -158,7 +158,7 @@ def test_actions_due_and_overdue_count_open_work_by_due_date(admin, make_user):
     assert (overview(rita)["actionsDue"], overview(rob)["actionsOverdue"]) == (2, 1)
 
 
-def test_average_close_time_counts_closed_incidents_only(admin, dbsession):
+def test_average_close_time_counts_closed_incidents_only(admin, dbsession, registry):
     site = new_site(admin)["id"]
     quick = report(admin, site, midnight(day(-10)))
     slow = report(admin, site, midnight(day(-10)))
@@ -171,8 +171,9 @@ def test_average_close_time_counts_closed_incidents_only(admin, dbsession):
     # Closed right after being filed: (almost) no time.
     assert overview(admin)["averageCloseDays"] == 0.0
 
-    set_times(dbsession, quick, created_at=closed_at(dbsession, quick) - dt.timedelta(days=2))
-    set_times(dbsession, slow, created_at=closed_at(dbsession, slow) - dt.timedelta(days=5, hours=6))
+    set_times(dbsession, registry, quick, created_at=closed_at(dbsession, quick) - dt.timedelta(days=2))
+    set_times(dbsession, registry, slow,
+              created_at=closed_at(dbsession, slow) - dt.timedelta(days=5, hours=6))
     body = overview(admin)
     assert body["averageCloseDays"] == 3.6  # (2 + 5.25) / 2 = 3.625, one decimal
     assert body["statusCounts"]["closed"] == 2

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+from ehs_core.testing import form_with
+
 
 def save_form(page):
-    return next(f for f in page.forms.values() if f.action == "/incidents/views")
+    return form_with(page, "/incidents/views")
 
 
 def test_save_the_current_filters_and_open_them_again(make_user):
