@@ -50,13 +50,13 @@ messages: $(STAMP)
 	$(BIN)/pybabel extract -F babel.cfg -k translate -k _ --no-location --omit-header --sort-output \
 	  -o ehs_core/locale/ehs.pot .
 	$(BIN)/pybabel update -D ehs -i ehs_core/locale/ehs.pot -d ehs_core/locale --omit-header
-	$(BIN)/pybabel compile -D ehs -d ehs_core/locale
+	$(BIN)/pybabel compile --use-fuzzy -D ehs -d ehs_core/locale
 	for plugin in $(PLUGINS_WITH_PAGES); do \
 	  $(BIN)/pybabel extract -F ehs_plugins/$$plugin/babel.cfg -k translate -k _ --no-location \
 	    --omit-header --sort-output -o ehs_plugins/$$plugin/locale/ehs_$$plugin.pot ehs_plugins/$$plugin && \
 	  $(BIN)/pybabel update -D ehs_$$plugin -i ehs_plugins/$$plugin/locale/ehs_$$plugin.pot \
 	    -d ehs_plugins/$$plugin/locale --omit-header --init-missing -l en && \
-	  $(BIN)/pybabel compile -D ehs_$$plugin -d ehs_plugins/$$plugin/locale; done
+	  $(BIN)/pybabel compile --use-fuzzy -D ehs_$$plugin -d ehs_plugins/$$plugin/locale; done
 
 clean:
 	rm -rf $(VENV) var/ehs.sqlite* *.egg-info

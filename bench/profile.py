@@ -23,20 +23,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench password 2026"  # noqa: S105 (the seeded users of a throwaway database)
 
 
-def show_statements(engine: Any, once: Any) -> None:
+def show_statements(engines: list[Any], once: Any) -> None:
     timings: list[tuple[float, str]] = []
 
-    @event.listens_for(engine, "before_cursor_execute")
     def _before(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
         conn.info["started"] = time.perf_counter()
 
-    @event.listens_for(engine, "after_cursor_execute")
     def _after(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
         timings.append(((time.perf_counter() - conn.info.pop("started")) * 1000, statement))
 
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", _before)
+        event.listen(engine, "after_cursor_execute", _after)
     once()
-    event.remove(engine, "before_cursor_execute", _before)
-    event.remove(engine, "after_cursor_execute", _after)
+    for engine in engines:
+        event.remove(engine, "before_cursor_execute", _before)
+        event.remove(engine, "after_cursor_execute", _after)
     for ms, statement in timings:
         print(f"--- {ms:.2f} ms\n{statement}")
 
@@ -73,12 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     origin = os.environ.get("EHS_PUBLIC_URL", "http://127.0.0.1:6543")
     app = TestApp(get_app(str(ROOT / "production.ini")), extra_environ={"HTTP_ORIGIN": origin})
     sign_in(app, args.user)
-    engine = app.app.registry["db.engine"] if hasattr(app.app, "registry") else None
+    # Safe requests on PostgreSQL read through an engine of their own (autocommit).
+    registry = app.app.registry if hasattr(app.app, "registry") else {}
+    engines = [registry[key] for key in ("db.engine", "db.autocommit_engine") if key in registry]
     statements = [0]
-    if engine is not None:
-        @event.listens_for(engine, "before_cursor_execute")
-        def _count(*_: Any) -> None:
-            statements[0] += 1
+
+    def _count(*_: Any) -> None:
+        statements[0] += 1
+
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", _count)
 
     body = args.body
 
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.warmup):
         once()
     if args.sql:
-        show_statements(engine, once)
+        show_statements(engines, once)
     statements[0] = 0
     profiler = None
     if not args.no_profile:

@@ -262,6 +262,9 @@ class Options:
     label: str
     only: set[str]
     database: str = "ehs_bench_{size}"
+    reuse: bool = False
+    seed_timeout: float = 1800
+    pdf_runs: int = 3
 
 
 def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
@@ -269,17 +272,30 @@ def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
     return server, server.set(database=name)
 
 
+def database_exists(options: Options, name: str) -> bool:
+    server, _ = database_urls(options, name)
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            return conn.exec_driver_sql("SELECT 1 FROM pg_database WHERE datname = %(name)s",
+                                        {"name": name}).first() is not None
+    finally:
+        admin.dispose()
+
+
 @contextmanager
-def fresh_database(options: Options, name: str) -> Iterator[str]:
+def fresh_database(options: Options, name: str, reuse: bool = False) -> Iterator[str]:
+    """A new database, or with `reuse` the one kept by an earlier run."""
     server, url = database_urls(options, name)
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    if not reuse:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
     try:
         yield url.render_as_string(hide_password=False)
     finally:
-        if not options.keep:
+        if not options.keep and not reuse:
             with admin.connect() as conn:
                 conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.dispose()
@@ -374,11 +390,10 @@ def scenarios(f: dict[str, Any]) -> list[Scenario]:
         Scenario("analytics", "stats analytics over 3 years", "get", [analytics], heavy=True),
         Scenario("osha_log", "OSHA log of a site-year", "get",
                  [f"/api/osha/log?siteId={f['site_id']}&year={f['year']}"], heavy=True),
-        # Web app III: the analytics dashboard (default period) and the 300 Log as a PDF.
+        # Web app III: the analytics dashboard (default period). The 300 Log of the site-year as a PDF
+        # is made by a job: measured end to end by `measure_pdf_job` (key "osha_log_pdf").
         Scenario("dashboard_page", "analytics dashboard page (HTML, SVG charts)", "get", ["/analytics"],
                  heavy=True),
-        Scenario("osha_log_pdf", "300 Log of a site-year as a PDF (WeasyPrint)", "get",
-                 [f"/osha/log.pdf?siteId={f['site_id']}&year={f['year']}"], heavy=True),
     ]
 
 
@@ -407,6 +422,54 @@ def measure_export(server: Server, cookie: str, runs: int) -> dict[str, Any]:
             "max_s": times[-1], "min_s": times[0], "peak_growth_mb": max(peaks) / 2**20,
             "peak_growth_median_mb": statistics.median(peaks) / 2**20,
             "retained_mb": statistics.median(retained) / 2**20}
+
+
+def measure_pdf_job(service: Server, worker: subprocess.Popen, cookie: str, origin: str, f: dict[str, Any],
+                    runs: int) -> dict[str, Any]:
+    """The 300 Log of the site-year as a PDF, made by the worker (`ehs worker`):
+    ask for it (POST), follow its progress page's block until it is done,
+    download it; time to the last byte, one request after the other, and the
+    worker's peak RSS growth (VmHWM, reset before each)."""
+    query = f"siteId={f['site_id']}&year={f['year']}"
+    times, peaks, polls, sizes, pages, first = [], [], [], [], [], []
+    for _ in range(runs):
+        before = proc_status(worker.pid, "VmRSS")
+        reset_peak(worker.pid)
+        started = time.perf_counter()
+        status, headers, _ = request(service.port, "POST", f"/osha/log.pdf?{query}", cookie=cookie,
+                                     origin=origin)
+        if status != 303:
+            raise SystemExit(f"bench: asking for the 300 Log PDF answered {status}")
+        job = headers["location"].split("://", 1)[-1].split("/", 1)[-1]
+        count, seen = 0, None
+        deadline = time.monotonic() + 900
+        while True:
+            status, _, body = request(service.port, "GET", f"/{job}/progress", cookie=cookie)
+            count += 1
+            state = re.search(rb'data-status="(\w+)"', body)
+            if status != 200 or state is None or state.group(1) == b"failed":
+                raise SystemExit(f"bench: the PDF job answered {status}: {body[:300]!r}")
+            if seen is None and b"laid out" in body:
+                seen = time.perf_counter() - started  # the first progress the worker reported
+            if state.group(1) == b"done":
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("bench: the PDF job did not finish in 15 minutes")
+            time.sleep(0.25)
+        status, headers, body = request(service.port, "GET", f"/{job}/file", cookie=cookie)
+        times.append(time.perf_counter() - started)
+        if status != 200 or not body.startswith(b"%PDF"):
+            raise SystemExit(f"bench: the PDF download answered {status}")
+        peaks.append(proc_status(worker.pid, "VmHWM") - before)
+        polls.append(count)
+        sizes.append(len(body))
+        pages.append(len(re.findall(rb"/Type\s*/Page\b", body)))
+        first.append(seen)
+    return {"label": "300 Log of the site-year as a PDF (a job, end to end)", "runs": runs,
+            "p50_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "first_progress_s": statistics.median([s for s in first if s is not None] or [0]),
+            "polls": statistics.median(polls), "bytes": max(sizes), "pages": max(pages),
+            "peak_growth_mb": max(peaks) / 2**20, "cases": f["log_cases"]}
 
 
 def measure(options: Options, size: int, service: Server, bare: Server, cookies: dict[str, str],
@@ -440,7 +503,9 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
     log(f"size {size}: work directory {workdir}")
     clear_queue(options.redis_url)
     result: dict[str, Any] = {"size": size}
-    with fresh_database(options, options.database.format(size=size)) as url:
+    name = options.database.format(size=size)
+    reuse = options.reuse and database_exists(options, name)
+    with fresh_database(options, name, reuse) as url:
         port, bare_port = free_port(), free_port()
         origin = f"http://127.0.0.1:{port}"
         env = {name: value for name, value in os.environ.items()
@@ -451,12 +516,19 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
         (workdir / "uploads").mkdir()
         ehs = str(BIN / "ehs")
         result["migrate_s"] = run([ehs, "migrate", str(INI)], env, logfile, 300)
-        log(f"size {size}: migrated in {result['migrate_s']:.1f}s; seeding")
-        result["seed_s"] = run([ehs, "seed", str(INI), "--incidents", str(size),
-                                "--years", f"{options.years:g}", "--sites", str(options.sites),
-                                "--seed", str(options.seed), "--password", PASSWORD], env, logfile, 1800)
-        result["seed_rows"] = seed_counts(logfile)
-        log(f"size {size}: seeded in {result['seed_s']:.1f}s")
+        if reuse:
+            # Seeded by an earlier run (--keep): migrated to head, not seeded again.
+            result["seed_s"] = None
+            result["seed_rows"] = table_counts(url)
+            log(f"size {size}: reusing {name} ({result['seed_rows']['incidents']:,} incidents)")
+        else:
+            log(f"size {size}: migrated in {result['migrate_s']:.1f}s; seeding")
+            result["seed_s"] = run([ehs, "seed", str(INI), "--incidents", str(size),
+                                    "--years", f"{options.years:g}", "--sites", str(options.sites),
+                                    "--seed", str(options.seed), "--password", PASSWORD], env, logfile,
+                                   options.seed_timeout)
+            result["seed_rows"] = seed_counts(logfile)
+            log(f"size {size}: seeded in {result['seed_s']:.1f}s")
         f = facts(url, workdir)
         result["facts"] = {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in f.items()
                            if k not in ("closed_file", "url")}
@@ -479,6 +551,25 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
                 e = figures["export"]
                 log(f"size {size}: export {e['rows']} rows p50 {e['p50_s']:.2f}s, "
                     f"peak growth {e['peak_growth_mb']:.1f} MB")
+            if not options.only or "osha_log_pdf" in options.only:
+                clear_queue(options.redis_url)  # the mail the rows queued: not the worker's to send here
+                with (workdir / "worker.log").open("a") as out:
+                    worker = subprocess.Popen([ehs, "worker", str(INI), "--workers", "1"], env=env,  # noqa: S603
+                                              stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+                try:
+                    time.sleep(3)  # the consumer's start-up
+                    figures["osha_log_pdf"] = measure_pdf_job(service, worker, cookies["admin"], origin, f,
+                                                              options.pdf_runs)
+                    j = figures["osha_log_pdf"]
+                    log(f"size {size}: 300 Log PDF ({j['pages']} pages) p50 {j['p50_s']:.1f}s, "
+                        f"worker peak growth {j['peak_growth_mb']:.0f} MB")
+                finally:
+                    worker.send_signal(signal.SIGINT)
+                    try:
+                        worker.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        worker.kill()
+                        worker.wait(timeout=10)
             result["figures"] = figures
         finally:
             service.stop()
@@ -487,6 +578,18 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
     if not options.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
+
+
+def table_counts(url: str) -> dict[str, int]:
+    """Rows of the main tables of a reused database (estimates from the
+    planner's statistics for the big ones would do, but these are exact)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()  # noqa: S608
+                    for table in ("users", "sites", "incidents", "corrective_actions", "audit_entries")}
+    finally:
+        engine.dispose()
 
 
 def seed_counts(logfile: Path) -> dict[str, int]:
@@ -500,25 +603,30 @@ def seed_counts(logfile: Path) -> dict[str, int]:
 
 # --- report --------------------------------------------------------------------------------
 
-THROUGHPUT_SHARE = 0.35
-LATENCY_ROWS = [("list", "list"), ("list_filtered", "list filtered"), ("list_q", "list q (common word)"),
-                ("list_q_rare", "list q (rare word)"), ("detail", "detail")]
-# (row, what is checked, the target as written in the report)
+# The targets of round 3 (issue "Performance, round 3"), at the largest size measured:
+# (row, what is checked, the limit, the target as written in the report).
 TARGETS = [
-    *((key, "p50", f"{name}: p50 < 15 ms") for key, name in LATENCY_ROWS),
-    *((key, "share", f"{name}: req/s >= {THROUGHPUT_SHARE:.0%} of the bare view's")
-      for key, name in LATENCY_ROWS),
-    ("list_page", "page", "list page: p50 <= 1.5 x the JSON list's"),
-    ("detail_page", "page", "incident page: p50 <= 1.5 x the JSON detail's"),
-    ("create", "rps", "create: >= 150 req/s"),
-    ("export", "export", "export of 10,000 rows: < 1.5 s, peak memory growth < 50 MB"),
-    ("overview", "p50", "overview: p50 < 150 ms"),
-    ("analytics", "p50", "3-year analytics: p50 < 500 ms"),
-    ("osha_log", "p50", "OSHA log of a site-year: p50 < 200 ms"),
+    ("me", "p50", 1, "signed-in floor: p50 < 1 ms"),
+    ("me", "share", 0.40, "signed-in floor: req/s >= 40% of the bare view's"),
+    ("detail", "p50", 3, "detail: p50 < 3 ms"),
+    ("detail", "share", 0.20, "detail: req/s >= 20% of the bare view's"),
+    ("list", "p50", 4, "list: p50 < 4 ms"),
+    ("list", "share", 0.20, "list: req/s >= 20% of the bare view's"),
+    ("list_filtered", "p50", 4, "list filtered: p50 < 4 ms"),
+    ("list_filtered", "share", 0.20, "list filtered: req/s >= 20% of the bare view's"),
+    ("list_q", "p50", 15, "list q (common word): p50 < 15 ms"),
+    ("list_q_rare", "p50", 8, "list q (rare word): p50 < 8 ms"),
+    ("overview", "p50", 40, "overview: p50 < 40 ms"),
+    ("analytics", "p50", 150, "3-year analytics: p50 < 150 ms"),
+    ("osha_log", "p50", 50, "OSHA log of a site-year: p50 < 50 ms"),
+    ("create", "rps", 300, "create: >= 300 req/s"),
+    ("list_page", "page", 1.5, "list page: p50 <= 1.5 x the JSON list's"),
+    ("detail_page", "page", 1.5, "incident page: p50 <= 1.5 x the JSON detail's"),
+    ("export", "export", 1.5, "export of 10,000 rows: < 1.5 s, peak memory growth < 50 MB"),
 ]
 PAGE_OF = {"list_page": "list", "detail_page": "detail"}
-PAGE_RATIO = 1.5
-P50_LIMITS_MS = {"overview": 150, "analytics": 500, "osha_log": 200}
+# Rows measured otherwise than with wrk (their own tables).
+NOT_WRK = ("export", "osha_log_pdf")
 
 
 def share(figures: dict[str, Any], key: str) -> float | None:
@@ -528,24 +636,23 @@ def share(figures: dict[str, Any], key: str) -> float | None:
     return item["rps"] / bare["rps"]
 
 
-def check(figures: dict[str, Any], key: str, kind: str) -> tuple[str, bool]:
+def check(figures: dict[str, Any], key: str, kind: str, limit: float) -> tuple[str, bool]:
     item = figures[key]
     if key != "export" and (item["p50_ms"] is None or item["rps"] is None):
         return "no figures (no request completed)", False
     if kind == "share":
         part = share(figures, key) or 0
-        return f"{item['rps']:.0f} req/s = {part:.0%} of bare", part >= THROUGHPUT_SHARE
+        return f"{item['rps']:,.0f} req/s = {part:.0%} of bare", part >= limit
     if kind == "page":
         json_key = PAGE_OF[key]
         ratio = item["p50_ms"] / figures[json_key]["p50_ms"]
-        return f"p50 {item['p50_ms']:.1f} ms = {ratio:.2f} x {json_key}'s", ratio <= PAGE_RATIO
+        return f"p50 {item['p50_ms']:.1f} ms = {ratio:.2f} x {json_key}'s", ratio <= limit
     if kind == "rps":
-        return f"{item['rps']:.0f} req/s", item["rps"] >= 150
+        return f"{item['rps']:,.0f} req/s", item["rps"] >= limit
     if kind == "export":
         return (f"p50 {item['p50_s']:.2f} s (max {item['max_s']:.2f} s); +{item['peak_growth_mb']:.1f} MB",
-                item["max_s"] < 1.5 and item["peak_growth_mb"] < 50)
-    limit = P50_LIMITS_MS.get(key, 15)
-    return f"p50 {item['p50_ms']:.1f} ms", item["p50_ms"] < limit
+                item["max_s"] < limit and item["peak_growth_mb"] < 50)
+    return f"p50 {item['p50_ms']:.2f} ms", item["p50_ms"] < limit
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -582,7 +689,7 @@ def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
     ]
     head = "| endpoint |" + "".join(f" {int(k):,}: p50 | p95 | req/s | share of bare |" for k in keys)
     lines += [head, "|---|" + "---:|---:|---:|---:|" * len(keys)]
-    order = [key for key in sizes[keys[-1]]["figures"] if key != "export"]
+    order = [key for key in sizes[keys[-1]]["figures"] if key not in NOT_WRK]
     for key in order:
         row = f"| {sizes[keys[-1]]['figures'][key]['label']} |"
         for size in keys:
@@ -607,12 +714,26 @@ def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
         lines.append(f"| {int(size):,} | {e['rows']:,} | {e['bytes']:,} | {e['p50_s']:.3f} | "
                      f"{e['max_s']:.3f} | {e['peak_growth_mb']:.1f} / {e['peak_growth_median_mb']:.1f} | "
                      f"{e['retained_mb']:.1f} |")
+    if any("osha_log_pdf" in sizes[size]["figures"] for size in keys):
+        lines += ["", "## The 300 Log of a site-year as a PDF", "",
+                  "Made by the worker (`ehs worker`, one thread): asked for (POST), its progress followed "
+                  "every 0.25 s, then downloaded; seconds from the request to the file's last byte, one "
+                  "after the other. Memory: the worker's peak RSS growth.", "",
+                  "| incidents | cases | pages | bytes | p50 s | min s | max s | first progress s | "
+                  "peak growth MB |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for size in keys:
+            j = sizes[size]["figures"].get("osha_log_pdf")
+            if j:
+                lines.append(f"| {int(size):,} | {j['cases']:,} | {j['pages']} | {j['bytes']:,} | "
+                             f"{j['p50_s']:.1f} | {j['min_s']:.1f} | {j['max_s']:.1f} | "
+                             f"{j['first_progress_s']:.1f} | {j['peak_growth_mb']:.0f} |")
     lines += ["", "## Seeding", "", "| incidents | migrate s | seed s | rows written |",
               "|---:|---:|---:|---|"]
     for size in keys:
         s = sizes[size]
         rows = ", ".join(f"{table} {count:,}" for table, count in s["seed_rows"].items())
-        lines.append(f"| {int(size):,} | {s['migrate_s']:.1f} | {s['seed_s']:.1f} | {rows} |")
+        seeded = "reused" if s["seed_s"] is None else f"{s['seed_s']:.1f}"
+        lines.append(f"| {int(size):,} | {s['migrate_s']:.1f} | {seeded} | {rows} |")
     lines += ["", "## The data the rows read", "",
               f"| incidents | closed | `q={SEARCHES[0]}` matches | `q={SEARCHES[1]}` matches | "
               "recordable cases in the OSHA log's site-year |", "|---:|---:|---:|---:|---:|"]
@@ -623,9 +744,9 @@ def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
     largest = keys[-1]
     lines += ["", f"## Targets at {int(largest):,} incidents", "", "| target | measured | met |",
               "|---|---|---|"]
-    for key, kind, text in TARGETS:
+    for key, kind, limit, text in TARGETS:
         if key in sizes[largest]["figures"]:
-            value, met = check(sizes[largest]["figures"], key, kind)
+            value, met = check(sizes[largest]["figures"], key, kind, limit)
             lines.append(f"| {text} | {value} | {'yes' if met else '**no**'} |")
     if baseline:
         lines += comparison(baseline, report)
@@ -637,21 +758,25 @@ def comparison(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
              f"Before: the same command on commit {before['meta']['commit']} ({before['meta']['when']}; "
              f"{before['meta'].get('label') or 'no label'}); after: this run. p50 at 1 connection, req/s "
              "at the loaded connection count.", "",
-             "| endpoint | incidents | p50 ms before → after | req/s before → after |", "|---|---:|---|---|"]
+             "| endpoint | incidents | p50 ms before → after | req/s before → after "
+             "| share of bare before → after |", "|---|---:|---|---|---|"]
     for size in sorted(after["sizes"], key=int):
         if size not in before["sizes"]:
             continue
         old, new = before["sizes"][size]["figures"], after["sizes"][size]["figures"]
         for key, item in new.items():
-            if key == "export" or key not in old:
+            if key in NOT_WRK or key not in old:
                 continue
+            shares = [share(figures, key) for figures in (old, new)]
+            shown = " → ".join("-" if part is None else f"{part:.0%}" for part in shares)
             lines.append(f"| {item['label']} | {int(size):,} | {fmt(old[key]['p50_ms'], 2)} → "
-                         f"{fmt(item['p50_ms'], 2)} | {fmt(old[key]['rps'])} → {fmt(item['rps'])} |")
+                         f"{fmt(item['p50_ms'], 2)} | {fmt(old[key]['rps'])} → {fmt(item['rps'])} | "
+                         f"{shown} |")
         if "export" in old and "export" in new:
             o, n = old["export"], new["export"]
             lines.append(f"| export of 10,000 rows (s; peak growth) | {int(size):,} | "
                          f"{o['p50_s'] * 1000:.0f} → {n['p50_s'] * 1000:.0f} ms | "
-                         f"+{o['peak_growth_mb']:.1f} → +{n['peak_growth_mb']:.1f} MB |")
+                         f"+{o['peak_growth_mb']:.1f} → +{n['peak_growth_mb']:.1f} MB | |")
     return lines
 
 
@@ -723,6 +848,7 @@ def parse(argv: list[str] | None) -> Options:
     parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of warm-up before a row's first round")
     parser.add_argument("--export-runs", type=int, default=8)
+    parser.add_argument("--pdf-runs", type=int, default=3, help="300 Log PDFs made by the worker, in a row")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--postgres-url", default=os.environ.get(
         "EHS_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
@@ -734,6 +860,10 @@ def parse(argv: list[str] | None) -> Options:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="an earlier results .json to compare with (before/after table)")
     parser.add_argument("--keep", action="store_true", help="keep databases and work directories")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure on the database an earlier --keep run left (migrated to head, not "
+                             "seeded again; it holds that run's writes too)")
+    parser.add_argument("--seed-timeout", type=float, default=1800, help="seconds seeding may take")
     parser.add_argument("--label", default="", help="a note on what was measured, kept in the report")
     parser.add_argument("--database", default="ehs_bench_{size}",
                         help="the database's name ({size} is the size); another name keeps two runs on "
@@ -746,8 +876,10 @@ def parse(argv: list[str] | None) -> Options:
                    duration=args.duration, latency_duration=args.latency_duration,
                    heavy_duration=args.heavy_duration, warmup=args.warmup, export_runs=args.export_runs,
                    postgres_url=args.postgres_url, redis_url=args.redis_url, output=args.output,
-                   baseline=args.baseline, keep=args.keep, seed=args.seed, label=args.label,
-                   only={key for key in args.only.split(",") if key}, database=args.database)
+                   baseline=args.baseline, keep=args.keep, reuse=args.reuse,
+                   seed_timeout=args.seed_timeout, seed=args.seed, label=args.label,
+                   only={key for key in args.only.split(",") if key}, database=args.database,
+                   pdf_runs=args.pdf_runs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from pyramid.request import Request
 from pyramid.tweens import EXCVIEW
 from pyramid_retry import mark_error_retryable
 from sqlalchemy import DateTime, MetaData, create_engine, event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
@@ -68,7 +68,7 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def make_engine(settings: dict[str, Any]) -> Engine:
+def make_engine(settings: dict[str, Any], **options: Any) -> Engine:
     url: str = settings["sqlalchemy.url"]
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30})
@@ -88,6 +88,7 @@ def make_engine(settings: dict[str, Any]) -> Engine:
         # pyramid_retry run the request again on a fresh one.
         pool_pre_ping=False,
         pool_recycle=1800,
+        **options,
     )
 
 
@@ -166,6 +167,15 @@ for _name in ("after_begin", "after_attach", "after_flush", "after_bulk_update",
     event.listen(RequestSession, _name, getattr(_events, _name))
 
 
+def mark_written(dbsession: Session) -> None:
+    """A statement sent on the session's connection without the ORM (Core,
+    for a hot path) wrote: the request's transaction must commit the session
+    (zope.sqlalchemy commits only sessions it knows changed; ORM writes mark
+    them themselves)."""
+    if (tm := dbsession.info.get("tm")) is not None:
+        mark_changed(dbsession, tm)
+
+
 # Methods that change nothing (RFC 9110 9.2.1): on PostgreSQL they read without
 # a transaction (see `includeme`).
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -180,13 +190,61 @@ def get_tm_session(factory: sessionmaker, transaction_manager: Any,
     return dbsession
 
 
+class AutocommitReads:
+    """A safe request's connection on PostgreSQL, reading in autocommit (see
+    `includeme`), taken from the pool on first use and returned when the
+    request ends. Its session (`request.dbsession`, made only when a view
+    needs the ORM) uses the same connection; the signed-in identity is one
+    Core statement on it (`request.db_connection`), so a request that needs
+    nothing else, such as `GET /api/auth/me`, makes no ORM session at all.
+    Neither is joined to the request's transaction manager: there is no
+    transaction to commit (joining the session, and committing it through
+    the two-phase protocol, was a tenth of the signed-in floor's CPU). The
+    transaction manager still runs, so `after_commit` work a safe request
+    queues runs as before."""
+
+    def __init__(self, request: Request, engine: Engine) -> None:
+        self.connection = engine.connect()
+        self.session: Session | None = None
+        request.add_finished_callback(self.close)
+
+    def session_for(self, request: Request, factory: sessionmaker) -> Session:
+        self.session = factory(bind=self.connection, info={"request": request, "tm": None})
+        return self.session
+
+    def close(self, _request: Request) -> None:
+        try:
+            if self.session is not None:
+                self.session.close()
+        finally:
+            self.connection.close()
+
+
+def reads_in_autocommit(request: Request) -> bool:
+    """Whether this request's statements run in autocommit: a safe method on
+    PostgreSQL, with the session factory bound to the service's engine (tests
+    bind it to an outer transaction instead)."""
+    registry = request.registry
+    return (request.method in SAFE_METHODS and "db.autocommit_engine" in registry
+            and registry["dbsession_factory"].kw.get("bind") is registry["db.engine"])
+
+
+def needs_transaction(request: Request) -> bool:
+    """pyramid_tm's `activate_hook`: every request runs in a transaction
+    except those that read in autocommit, which have none to begin or commit
+    (the transaction manager's begin and commit were a twentieth of the
+    signed-in floor's CPU). What such a request queues for after the commit
+    runs when it ends (`ehs_core.events.after_commit`)."""
+    return not reads_in_autocommit(request)
+
+
 @contextmanager
 def streaming_session(request: Request) -> Iterator[Session]:
     """A session whose statements may stream through a server-side cursor
     (`yield_per`), which needs a transaction: the request's own, or, for a
     safe request on PostgreSQL that reads in autocommit, one of its own for
     the duration (closed afterwards)."""
-    if request.dbsession.bind is not request.registry.get("db.autocommit_engine"):
+    if request.autocommit_reads is None:
         yield request.dbsession
         return
     with request.registry["dbsession_factory"]() as reader:
@@ -215,6 +273,8 @@ def includeme(config: Configurator) -> None:
     # pyramid_tm would look the caller up before the view, outside the
     # exception views and the retry marking below; the views do it.
     settings["tm.annotate_user"] = False
+    # A safe request on PostgreSQL reads in autocommit: no transaction to manage.
+    settings["tm.activate_hook"] = needs_transaction
     settings.setdefault("retry.attempts", 3)
     # A body that will be refused for its size is not copied for retries.
     settings.setdefault("retry.activate_hook", "ehs_core.intake.retry_attempts")
@@ -233,20 +293,32 @@ def includeme(config: Configurator) -> None:
         # transaction too, so what a read answers does not change. What a
         # safe request does write (a session's last activity, once a minute)
         # is a single statement, committed as it runs.
-        config.registry["db.autocommit_engine"] = engine.execution_options(isolation_level="AUTOCOMMIT")
+        config.registry["db.autocommit_engine"] = make_engine(settings, isolation_level="AUTOCOMMIT")
+
+    def autocommit_reads(request: Request) -> AutocommitReads | None:
+        if reads_in_autocommit(request):
+            return AutocommitReads(request, request.registry["db.autocommit_engine"])
+        return None
 
     def dbsession(request: Request) -> Session:
         # Looked up per request so tests can bind the factory to an outer
         # transaction that is rolled back after each test.
-        registry = request.registry
-        factory = registry["dbsession_factory"]
-        bind = None
-        if (request.method in SAFE_METHODS and "db.autocommit_engine" in registry
-                and factory.kw.get("bind") is registry["db.engine"]):
-            bind = registry["db.autocommit_engine"]
-        return get_tm_session(factory, request.tm, request, bind)
+        factory = request.registry["dbsession_factory"]
+        reads = request.autocommit_reads
+        if reads is not None:
+            return reads.session_for(request, factory)
+        return get_tm_session(factory, request.tm, request)
 
+    def db_connection(request: Request) -> Connection:
+        """The request's connection, for Core statements of plain columns
+        (the signed-in identity): the safe request's autocommit connection,
+        else the session's (in the request's transaction)."""
+        reads = request.autocommit_reads
+        return reads.connection if reads is not None else request.dbsession.connection()
+
+    config.add_request_method(autocommit_reads, reify=True)
     config.add_request_method(dbsession, reify=True)
+    config.add_request_method(db_connection, reify=True)
     config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ehs_core.attachments.models import Attachment
     from ehs_core.incidents.models import Incident
     from ehs_core.investigation.models import Investigation, RootCause
+    from ehs_core.sites.models import Site
     from ehs_core.users.models import Organization, User
 
 
@@ -69,8 +70,27 @@ class AfterCommit:
         return getattr(self.event, name)
 
 
+def _at_the_end(request: Request, callback: Callable[[], None]) -> None:
+    """A safe request on PostgreSQL runs without a transaction (its
+    statements commit as they run, `ehs_core.db.reads_in_autocommit`): its
+    commit hooks run when it ends, unless it failed."""
+
+    def finished(request: Request) -> None:
+        if request.exception is None:
+            callback()
+
+    request.add_finished_callback(finished)
+
+
 def after_commit(request: Request, callback: Callable[[], None]) -> None:
     """Run `callback` once the request's transaction has committed."""
+    # Safe requests read outside pyramid_tm (no transaction to commit): their
+    # callbacks run when the request ends. An object without a WSGI environ
+    # (a job's or a script's request) has its transaction manager.
+    environ = getattr(request, "environ", None)
+    if environ is not None and not environ.get("tm.active"):
+        _at_the_end(request, callback)
+        return
 
     def hook(committed: bool) -> None:
         if committed:
@@ -84,6 +104,13 @@ def before_commit(request: Request, callback: Callable[[], None]) -> None:
     commits, for listeners that need what the operation completes last (a
     new incident's number). Whatever it queues with `after_commit` still runs
     only if the commit succeeds."""
+    # Safe requests read outside pyramid_tm (no transaction to commit): their
+    # callbacks run when the request ends. An object without a WSGI environ
+    # (a job's or a script's request) has its transaction manager.
+    environ = getattr(request, "environ", None)
+    if environ is not None and not environ.get("tm.active"):
+        _at_the_end(request, callback)
+        return
     request.tm.get().addBeforeCommitHook(callback)
 
 
@@ -143,6 +170,26 @@ class UserUpdated(Event):
 
     after = AfterUserUpdated
     user: User
+    changes: dict[str, Any]
+    actor_id: int | None
+
+
+# --- sites ------------------------------------------------------------------
+
+
+class AfterSiteUpdated(AfterCommit):
+    """After-commit twin of SiteUpdated."""
+
+
+@dataclass(eq=False)
+class SiteUpdated(Event):
+    """An admin changed a site (sites.services.update_site); only fired when
+    something did change. `changes`: {field: {old, new}} by JSON name. A
+    change of `timezone` moves the local day and hour of every incident of
+    the site (figures kept per local month listen for it)."""
+
+    after = AfterSiteUpdated
+    site: Site
     changes: dict[str, Any]
     actor_id: int | None
 

@@ -184,7 +184,8 @@ def _operation(route_name: str, path_params: tuple[str, list], view: Any, regist
     for status in view.get("responses") or (200,):
         response: dict[str, Any] = {"description": SUCCESS_TEXT.get(status, "OK")}
         if status != 204:
-            response["content"] = {view.get("media", "application/json"): {"schema": {}}}
+            answer = view.get("answer") or {}
+            response["content"] = {view.get("media", "application/json"): {"schema": answer}}
         operation["responses"][str(status)] = response
     for status, text in ERROR_STATUSES.items():
         operation["responses"][status] = {"description": text, "content": {

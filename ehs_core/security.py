@@ -87,6 +87,14 @@ class Identity:
     def role(self) -> str | None:
         return self.user.role if self.user is not None else None
 
+    @property
+    def account(self) -> Any:
+        """The signed-in user's own columns (id, name, email, role, active,
+        organization_id) for reading; `user` is the ORM object. The same
+        object here; a provider may answer it without making the ORM object
+        (see `ehs_core.auth.sessions.SessionIdentity`)."""
+        return self.user
+
 
 def user_principals(user_id: int, role: str) -> list[str]:
     rank = role_rank(role)

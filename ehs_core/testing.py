@@ -318,6 +318,23 @@ def safety_manager(make_user: Callable[..., Client]) -> Client:
 # --- data through the API ---------------------------------------------------
 
 
+def form_with(page: webtest.TestResponse, action: str, method: str | None = None) -> webtest.Form:
+    """The form of a page that posts to `action` (the page's own forms as a
+    browser sees them), e.g. `form_with(page, "/incidents/7/comments")`."""
+    for form in page.forms.values():
+        if form.action == action and (method is None or form.method.lower() == method.lower()):
+            return form
+    raise AssertionError(f"no form posting to {action}: {[f.action for f in page.forms.values()]}")
+
+
+def submit_with_files(browser: webtest.TestApp, form: webtest.Form, files: list[tuple[str, ...]],
+                      status: int | str) -> webtest.TestResponse:
+    """Submit a form with files as a browser sends it (multipart)."""
+    names = {f[0] for f in files}
+    fields = [(k, v) for k, v in form.submit_fields() if k not in names]
+    return browser.post(form.action, fields, upload_files=files, status=status)
+
+
 def new_site(browser: webtest.TestApp, name: str = "Plant North", **body: Any) -> dict[str, Any]:
     """Create a site as `browser` (an admin) and return its JSON."""
     return browser.post_json("/api/sites", {"name": name, **body}, status=201).json

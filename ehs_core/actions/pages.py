@@ -17,10 +17,11 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
-from sqlalchemy import func, select
+from sqlalchemy import select
+from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.actions import actions_json, is_overdue, services, today
-from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
+from ehs_core.actions.models import ActionStatus, CorrectiveAction
 from ehs_core.actions.resources import ActionContext, action_context
 from ehs_core.actions.schemas import ActionCreateSchema, ActionFilter, ActionQuerySchema, Scope
 from ehs_core.errors import DomainError
@@ -114,12 +115,10 @@ def action_list(request: Request) -> dict[str, Any]:
             "today": today(request.registry), "errors": {}}
 
 
-def actions_badge(request: Request) -> int | None:
-    """The menu's count: the caller's actions still to do."""
-    count = request.dbsession.execute(select(func.count()).select_from(CorrectiveAction).where(
-        CorrectiveAction.assignee_id == request.identity.user_id,
-        CorrectiveAction.status.in_(PENDING))).scalar()
-    return count or None
+def actions_badge(request: Request) -> ColumnElement[int]:
+    """The menu's count: the caller's actions still to do (read with the
+    menu's other counts)."""
+    return services.open_actions_count(request.identity)
 
 
 # --- one action -------------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core import audit
 from ehs_core.actions import today
@@ -20,7 +21,7 @@ from ehs_core.errors import Conflict, Forbidden, Invalid
 from ehs_core.events import ActionCreated, ActionUpdated, actor, publish
 from ehs_core.incidents.models import Incident, Status
 from ehs_core.investigation.models import RootCause
-from ehs_core.security import Permission, Role, role_at_least
+from ehs_core.security import Identity, Permission, Role, role_at_least
 from ehs_core.users.models import User
 
 # JSON field -> column
@@ -122,3 +123,11 @@ def list_actions(request: Request, scope: str, chosen: str | None
     stmt = stmt.order_by(CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date,
                          CorrectiveAction.id)
     return [(action, incident) for action, incident in request.dbsession.execute(stmt).all()]
+
+
+
+def open_actions_count(identity: Identity) -> ColumnElement[int]:
+    """The person's actions still to do, as a scalar SQL expression."""
+    return select(func.count()).select_from(CorrectiveAction).where(
+        CorrectiveAction.assignee_id == identity.user_id,
+        CorrectiveAction.status.in_(PENDING)).scalar_subquery()

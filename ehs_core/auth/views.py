@@ -8,6 +8,7 @@ error rolls the request's transaction back.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from pyramid.httpexceptions import HTTPNoContent
 from pyramid.request import Request
@@ -39,7 +40,7 @@ def refused(request: Request, refusal: signin.Refusal) -> Response:
     return error_response(request, refusal.status, refusal.message, refusal.issues, refusal.headers)
 
 
-def me_json(request: Request, user: User, organization: dict | None = None) -> dict:
+def me_json(request: Request, user: Any, organization: dict | None = None) -> dict:
     """`organization`: its id and name when already known (the signed-in
     identity reads them with the session)."""
     if organization is not None:
@@ -114,7 +115,7 @@ def logout(request: Request) -> Response:
              permission=Permission.signed_in)
 def me(request: Request) -> dict:
     identity = request.identity
-    return me_json(request, identity.user, identity.extra.get("organization"))
+    return me_json(request, identity.account, identity.extra.get("organization"))
 
 
 @view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,

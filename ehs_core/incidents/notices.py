@@ -30,11 +30,11 @@ def notify_serious_incident(event: IncidentCreated) -> None:
 
     def send() -> None:
         # The report is numbered last, just before commit (incidents.numbering).
-        for email in recipients:
-            send_mail(request, email, "incident_reported", reference=incident.reference,
-                      number=incident.number, title=incident.title, severity=incident.severity,
-                      type=incident.type.replace("_", " "), site=site.name if site else "",
-                      occurred=when(incident.occurred_at, site.timezone if site else None,
-                                    registry=request.registry))
+        # One message for all of them, rendered once.
+        send_mail(request, recipients, "incident_reported", reference=incident.reference,
+                  number=incident.number, title=incident.title, severity=incident.severity,
+                  type=incident.type.replace("_", " "), site=site.name if site else "",
+                  occurred=when(incident.occurred_at, site.timezone if site else None,
+                                registry=request.registry))
 
     before_commit(request, send)

@@ -15,10 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from pyramid.events import subscriber
-from sqlalchemy import event, update
+from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
+from ehs_core.db import mark_written
 from ehs_core.events import OrganizationCreated
 from ehs_core.incidents.models import Incident, IncidentCounter
 
@@ -46,6 +48,38 @@ def take_number(dbsession: Session, organization_id: int) -> int:
             pass  # another request created it first
         number = dbsession.execute(query).scalar()
     return number
+
+
+def give_number(dbsession: Session, incident: Incident) -> None:
+    """Number a stored report (`take_number`, then the report's own row).
+    On PostgreSQL both are one statement (the counter's UPDATE as a common
+    table expression of the report's), so the counter's lock is held for
+    that statement and the commit: one round trip to the server fewer."""
+    if dbsession.get_bind().dialect.name != "postgresql":
+        incident.number = take_number(dbsession, incident.organization_id)
+        dbsession.flush()
+        return
+    dbsession.flush()  # Core, on the session's connection: what is pending goes first
+    number = dbsession.connection().execute(NUMBER_REPORT, {
+        "counter_organization_id": incident.organization_id, "report_id": incident.id}).scalar()
+    mark_written(dbsession)
+    if number is None:  # no counter yet: take_number makes it
+        number = take_number(dbsession, incident.organization_id)
+        dbsession.execute(update(Incident).where(Incident.id == incident.id).values(number=number)
+                          .execution_options(synchronize_session=False))
+    set_committed_value(incident, "number", number)
+
+
+_COUNTERS, _INCIDENTS = IncidentCounter.__table__, Incident.__table__
+_TAKEN = (update(_COUNTERS).where(_COUNTERS.c.organization_id == bindparam("counter_organization_id"))
+          .values(last_number=_COUNTERS.c.last_number + 1)
+          .returning(_COUNTERS.c.last_number).cte("taken"))
+# Built once: WITH taken AS (UPDATE incident_counters … RETURNING last_number)
+# UPDATE incidents SET number = (SELECT last_number FROM taken) WHERE id = … RETURNING number
+# (NULL when the organization has no counter yet).
+NUMBER_REPORT = (update(_INCIDENTS).where(_INCIDENTS.c.id == bindparam("report_id"))
+                 .values(number=select(_TAKEN.c.last_number).scalar_subquery())
+                 .returning(_INCIDENTS.c.number))
 
 
 @event.listens_for(Session, "before_commit")

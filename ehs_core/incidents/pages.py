@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import colander
+from babel.numbers import format_decimal
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
@@ -33,10 +34,11 @@ from ehs_core.incidents.serialize import incident_json, incidents_json, user_nam
 from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.models import Site
-from ehs_core.sites.services import list_sites
+from ehs_core.sites.services import site_choices
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.rendering import LOCALE
 from ehs_core.workflow import transitions_for
 from ehs_core.workflow.transitions import move_incident
 
@@ -73,10 +75,7 @@ def active_sites(request: Request, include_archived: bool = False) -> list[dict[
     ({id, name, timezone, areas: [{id, name}]}), read once per request."""
     key = "ehs.page_sites.all" if include_archived else "ehs.page_sites"
     if key not in request.environ:
-        request.environ[key] = [
-            {"id": site.id, "name": site.name, "timezone": site.timezone, "archived": site.archived,
-             "areas": [{"id": area.id, "name": area.name, "parentId": area.parent_id} for area in areas]}
-            for site, areas in list_sites(request, include_archived)]
+        request.environ[key] = site_choices(request, include_archived)
     return request.environ[key]
 
 
@@ -149,11 +148,15 @@ def incident_list(request: Request) -> dict[str, Any]:
     page = listing.list_page(request, query)
     items = incidents_json(request, page.items)
     sites = active_sites(request)
-    pages = max(1, -(-page.total // page.page_size))
+    # A search with more matches than it counts (listing.COUNT_BOUND) says
+    # "more than N" and pages on without a last page number.
+    pages = max(1, -(-page.total // page.page_size)) if page.exact else None
     base = [(k, v) for k, v in request.GET.items() if k not in ("page", "notice") and v != ""]
     return {
         "items": items, "rows": dict(zip([i.number for i in page.items], page.items, strict=True)),
         "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
+        "total_exact": page.exact, "has_next": page.page < pages if pages else True,
+        "total_text": format_decimal(page.total, locale=LOCALE),
         "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},
         "q": request.GET.get("q", ""), "sites": sites, "zones": {s["id"]: s["timezone"] for s in sites},
         "types": list(IncidentType), "severities": list(Severity), "statuses": list(Status),

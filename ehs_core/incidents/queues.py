@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import exists, func, or_, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
+from ehs_core.actions.services import open_actions_count
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import Investigation
@@ -78,10 +80,11 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
     return queues
 
 
-def waiting_count(dbsession: Session, identity: Identity, today: dt.date) -> int:
-    """The menu's count, in one statement on every page: what `waiting_for`
-    lists for this person (incidents whose next step is theirs, their open
-    actions), counted without loading them."""
+def waiting_count(identity: Identity) -> ColumnElement[int]:
+    """The menu's count as one SQL expression (the menu reads its badges in
+    one statement on every page): what `waiting_for` lists for this person
+    (incidents whose next step is theirs, their open actions), counted
+    without loading them."""
     role = identity.role
     parts = []
     # One count per status group, each along the (organization, status,
@@ -95,7 +98,9 @@ def waiting_count(dbsession: Session, identity: Identity, today: dt.date) -> int
     if role_at_least(role, Role.safety_manager):
         parts.append(select(func.count()).where(
             org, Incident.status == Status.verification).scalar_subquery())
-    parts.append(select(func.count()).select_from(CorrectiveAction).where(
-        CorrectiveAction.assignee_id == identity.user_id,
-        CorrectiveAction.status.in_(PENDING)).scalar_subquery())
-    return int(sum(dbsession.execute(select(*parts)).one()))
+    parts.append(open_actions_count(identity))
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+

@@ -72,6 +72,10 @@ def location_and_people(request: Request, incidents: list[Incident]) -> dict[str
     # for again.
     dbsession = request.dbsession
     read = request.environ.get(NAMES, {})
+    identity = request.identity
+    if identity is not None and identity.is_user and identity.user_id in wanted["user"][1]:
+        names["user"][identity.user_id] = identity.account.name
+        wanted["user"][1].discard(identity.user_id)
     for kind, (model, ids) in wanted.items():
         for key in list(ids):
             if key in read.get(kind, {}):

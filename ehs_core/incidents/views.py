@@ -12,7 +12,7 @@ from pyramid.view import view_config
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
 from ehs_core.incidents.filing import check_user_replay, file_incident, number_incident, update_incident
-from ehs_core.incidents.listing import list_page, list_schema
+from ehs_core.incidents.listing import COUNT_BOUND, list_page, list_schema
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
@@ -52,12 +52,31 @@ def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
     return incident_json(request, incident, detail=True, fresh=True)
 
 
+# The list's answer. `totalExact` is additive: absent whenever `total` is exact.
+LIST_ANSWER = {"type": "object", "required": ["items", "page", "pageSize", "total"], "properties": {
+    "items": {"type": "array", "items": {"type": "object"}, "description": "the incidents, newest first"},
+    "page": {"type": "integer", "minimum": 1},
+    "pageSize": {"type": "integer", "minimum": 1, "maximum": 100},
+    "total": {"type": "integer", "minimum": 0,
+              "description": "how many incidents match in all; with `totalExact: false`, more than this"},
+    "totalExact": {"const": False, "description": (
+        f"present only when more than `total` incidents match: a text search (`q`) counts its matches up "
+        f"to {COUNT_BOUND:,}, and with more, every page but the last says `totalExact: false` (at least one "
+        "more page follows; the last page has the exact total)")},
+}}
+
+
 @view_config(route_name="incidents", request_method="GET", renderer="json",
-             permission=Permission.signed_in, query=list_schema)
+             permission=Permission.signed_in, query=list_schema, answer=LIST_ANSWER,
+             summary="A page of the incidents the caller may see, newest first, and how many match "
+                     f"(a text search counts up to {COUNT_BOUND:,}: see `totalExact`)")
 def list_incidents(request: Request) -> dict:
     found = list_page(request, request.validated_query)
-    return {"items": incidents_json(request, found.items), "page": found.page,
+    body = {"items": incidents_json(request, found.items), "page": found.page,
             "pageSize": found.page_size, "total": found.total}
+    if not found.exact:  # additive: absent whenever `total` is the exact count
+        body["totalExact"] = False
+    return body
 
 
 @view_config(route_name="incident", request_method="GET", renderer="json",

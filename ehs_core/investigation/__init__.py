@@ -25,19 +25,40 @@ def root_cause_json(item: RootCause) -> dict[str, Any]:
             "whys": list(item.whys or []), "createdAt": iso(item.created_at)}
 
 
+def loaded(request: Request, incidents: list[Incident],
+           ) -> tuple[dict[int, Investigation], dict[int, list[RootCause]]]:
+    """The incidents' investigations and root causes (by id), read once per
+    request: the detail's sections and the investigation workspace on the
+    incident page show the same rows."""
+    memo = request.environ.setdefault("ehs.investigations", {})
+    missing = [i.id for i in incidents if i.id not in memo]
+    if missing:
+        found: dict[int, tuple[Investigation | None, list[RootCause]]] = {
+            incident_id: (None, []) for incident_id in missing}
+        for row in request.dbsession.execute(select(Investigation).where(
+                Investigation.incident_id.in_(missing))).scalars():
+            found[row.incident_id] = (row, found[row.incident_id][1])
+        for row in request.dbsession.execute(select(RootCause).where(
+                RootCause.incident_id.in_(missing)).order_by(RootCause.id)).scalars():
+            found[row.incident_id][1].append(row)
+        memo.update(found)
+    return ({i.id: memo[i.id][0] for i in incidents if memo[i.id][0] is not None},
+            {i.id: memo[i.id][1] for i in incidents})
+
+
+def forget_loaded(request: Request) -> None:
+    """After a change to an investigation or its causes in this request."""
+    request.environ.pop("ehs.investigations", None)
+
+
 def investigation_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    ids = [i.id for i in incidents]
-    rows = request.dbsession.execute(select(Investigation).where(Investigation.incident_id.in_(ids)))
-    return {row.incident_id: investigation_json(row) for row in rows.scalars()}
+    investigations, _ = loaded(request, incidents)
+    return {incident_id: investigation_json(row) for incident_id, row in investigations.items()}
 
 
 def root_causes_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    found: dict[int, list] = {i.id: [] for i in incidents}
-    rows = request.dbsession.execute(select(RootCause).where(
-        RootCause.incident_id.in_(list(found))).order_by(RootCause.id))
-    for row in rows.scalars():
-        found[row.incident_id].append(root_cause_json(row))
-    return found
+    _, causes = loaded(request, incidents)
+    return {incident_id: [root_cause_json(row) for row in rows] for incident_id, rows in causes.items()}
 
 
 def includeme(config: Configurator) -> None:

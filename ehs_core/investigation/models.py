@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
@@ -10,6 +10,8 @@ from ehs_core.db import Base, UTCDateTime, utcnow
 
 class Investigation(Base):
     __tablename__ = "investigations"
+    # "Led by someone else?" answered from the index (the menu's count).
+    __table_args__ = (Index("ix_investigations_incident_lead", "incident_id", "lead_id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), unique=True)

@@ -17,13 +17,12 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
-from sqlalchemy import select
 
 from ehs_core.errors import DomainError
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.serialize import user_names
-from ehs_core.investigation import services
-from ehs_core.investigation.models import Investigation, RootCause
+from ehs_core.investigation import loaded, services
+from ehs_core.investigation.models import RootCause
 from ehs_core.investigation.schemas import (
     MAX_WHYS,
     InvestigationSchema,
@@ -65,11 +64,9 @@ def workspace_values(request: Request, context: IncidentContext,
     """What the workspace template shows: read for everyone who sees the
     incident, with forms for those who may manage the investigation."""
     incident = context.incident
-    dbsession = request.dbsession
-    investigation = dbsession.execute(select(Investigation).where(
-        Investigation.incident_id == incident.id)).scalar()
-    causes = list(dbsession.execute(select(RootCause).where(
-        RootCause.incident_id == incident.id).order_by(RootCause.id)).scalars())
+    investigations, all_causes = loaded(request, [incident])
+    investigation = investigations.get(incident.id)
+    causes = all_causes[incident.id]
     can_manage = bool(request.has_permission(Permission.manage_investigation, context))
     can_add_action = bool(request.has_permission(Permission.update_incident, context))
     people = assignable_users(request) if can_manage or can_add_action else []

@@ -15,6 +15,7 @@ from ehs_core.db import utcnow
 from ehs_core.errors import Invalid
 from ehs_core.events import InvestigationUpdated, RootCauseChanged, actor, publish
 from ehs_core.incidents.models import Incident
+from ehs_core.investigation import forget_loaded
 from ehs_core.investigation.models import Investigation, RootCause
 from ehs_core.users.models import User
 
@@ -27,6 +28,7 @@ def put_investigation(request: Request, incident: Incident,
                       data: dict[str, Any]) -> tuple[Investigation, bool]:
     """Start the incident's investigation or change it; returns
     (investigation, created). The lead must be a known user."""
+    forget_loaded(request)
     dbsession = request.dbsession
     if data.get("leadId") is not None and dbsession.get(User, data["leadId"]) is None:
         raise Invalid("leadId", "Unknown user")
@@ -51,6 +53,7 @@ def put_investigation(request: Request, incident: Incident,
 
 def add_root_cause(request: Request, incident: Incident, data: dict[str, Any]) -> RootCause:
     """A root cause with its "five whys"."""
+    forget_loaded(request)
     item = RootCause(incident_id=incident.id, created_at=utcnow(), category=data["category"],
                      description=data["description"], whys=list(data["whys"]))
     request.dbsession.add(item)
@@ -61,6 +64,7 @@ def add_root_cause(request: Request, incident: Incident, data: dict[str, Any]) -
 
 
 def update_root_cause(request: Request, item: RootCause, data: dict[str, Any]) -> RootCause:
+    forget_loaded(request)
     before = {key: getattr(item, key) for key in data}
     for key, value in data.items():
         setattr(item, key, value)
@@ -72,6 +76,7 @@ def update_root_cause(request: Request, item: RootCause, data: dict[str, Any]) -
 
 
 def remove_root_cause(request: Request, item: RootCause) -> None:
+    forget_loaded(request)
     publish(request, RootCauseChanged(request, incident_id=item.incident_id, root_cause=item,
                                       change="deleted",
                                       changes={"category": {"old": item.category, "new": None},

@@ -19,6 +19,8 @@ from typing import Any
 
 from huey import MemoryHuey, RedisHuey
 from huey.api import Huey
+from huey.signals import SIGNAL_ENQUEUED
+from huey.storage import RedisStorage
 from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
@@ -70,18 +72,56 @@ def add_periodic_job(config: Configurator, name: str, func: Callable[..., Any],
     register_once(config, "ehs.job", name, register)
 
 
+# The jobs a request queued, on the request (an attempt pyramid_retry runs
+# again is a new request, so a rolled-back attempt's jobs are dropped).
+PENDING = "_ehs_pending_jobs"
+
+
 def queue_job(request: Request, name: str, *args: Any) -> None:
     """Queue a job once the request's transaction commits; a rolled-back
-    request queues nothing, and a retried one queues only once."""
-    registry = request.registry
+    request queues nothing, and a retried one queues only once. All the jobs
+    of a request are queued together, in one round trip to Redis."""
+    pending = request.__dict__.get(PENDING)
+    if pending is None:
+        pending = request.__dict__[PENDING] = []
+        registry = request.registry
 
-    def enqueue() -> None:
+        def enqueue() -> None:
+            # A job queued from here on (by a later after-commit hook) is
+            # queued by a hook of its own.
+            if request.__dict__.get(PENDING) is pending:
+                del request.__dict__[PENDING]
+            enqueue_all(registry, pending)
+
+        after_commit(request, enqueue)
+    pending.append((name, args))
+
+
+def enqueue_all(registry: Registry, pending: list[tuple[str, tuple[Any, ...]]]) -> None:
+    """Queue jobs in order: on Redis with one LPUSH of them all (the worker
+    takes them from the other end, first queued first), else one by one.
+    A job that cannot be queued is logged, as before."""
+    huey = registry["huey"]
+    tasks = []
+    for name, args in pending:
         try:
-            registry["jobs"][name](*args)
+            tasks.append(registry["jobs"][name].s(*args))
         except Exception:
             log.exception("could not queue job %s", name)
-
-    after_commit(request, enqueue)
+    storage = huey.storage
+    if len(tasks) > 1 and type(storage) is RedisStorage and not huey.immediate:
+        try:
+            for task in tasks:
+                huey._emit(SIGNAL_ENQUEUED, task)  # what Huey.enqueue does first
+            storage.conn.lpush(storage.queue_key, *(huey.serialize_task(task) for task in tasks))
+        except Exception:
+            log.exception("could not queue jobs %s", ", ".join(task.name for task in tasks))
+        return
+    for task in tasks:
+        try:
+            huey.enqueue(task)
+        except Exception:
+            log.exception("could not queue job %s", task.name)
 
 
 class InProcessRunner(threading.Thread):

@@ -24,6 +24,7 @@ import logging
 import smtplib
 import string
 import unicodedata
+from collections.abc import Iterable
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from importlib.resources import files
@@ -98,10 +99,17 @@ def render(registry: Registry, template: str, /, **context: Any) -> dict[str, st
     return message
 
 
-def send_mail(request: Request, to: str, template: str, /, **context: Any) -> None:
-    """Render now, deliver after commit."""
+def send_mail(request: Request, to: str | Iterable[str], template: str, /, **context: Any) -> None:
+    """Render now, deliver after commit. `to` is one address, or several
+    that get the same message (rendered once), each its own mail and its
+    own delivery job."""
+    recipients = [to] if isinstance(to, str) else list(to)
+    if not recipients:
+        return
     context.setdefault("public_url", request.registry.settings["ehs.public_url"])
-    queue_job(request, DELIVER_JOB, {"to": to, **render(request.registry, template, **context)})
+    message = render(request.registry, template, **context)
+    for recipient in recipients:
+        queue_job(request, DELIVER_JOB, {"to": recipient, **message})
 
 
 def build(settings: dict[str, Any], message: dict[str, str]) -> EmailMessage:

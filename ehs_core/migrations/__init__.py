@@ -17,7 +17,11 @@ from ehs_core.plugins import MigrationBranch
 log = logging.getLogger(__name__)
 
 
-def alembic_config(branch: MigrationBranch, connection: Connection | None = None) -> AlembicConfig:
+def alembic_config(branch: MigrationBranch, connection: Connection | None = None,
+                   registry: Registry | None = None) -> AlembicConfig:
+    """`registry`: the configured application, for revisions that backfill
+    derived data and need its settings or extensions
+    (`op.get_context().config.attributes.get("registry")`)."""
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", str(Path(__file__).parent))
     cfg.set_main_option("path_separator", "os")
@@ -28,6 +32,8 @@ def alembic_config(branch: MigrationBranch, connection: Connection | None = None
     cfg.attributes["branch"] = branch.name
     if connection is not None:
         cfg.attributes["connection"] = connection
+    if registry is not None:
+        cfg.attributes["registry"] = registry
     return cfg
 
 
@@ -36,7 +42,7 @@ def upgrade(registry: Registry) -> None:
     engine = registry["db.engine"]
     for branch in registry["migration_branches"]:
         with engine.begin() as connection:
-            command.upgrade(alembic_config(branch, connection), "heads")
+            command.upgrade(alembic_config(branch, connection, registry), "heads")
         log.info("schema of %s is at head", branch.name)
 
 

@@ -4,6 +4,7 @@
 from alembic import context
 
 from ehs_core.db import Base
+from ehs_core.incidents.search import SEARCH_OBJECTS
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -14,7 +15,8 @@ if connection is None:
 
 def include_object(obj, name, type_, reflected, compare_to):
     # Each history has its own version table; none is part of the models.
-    return not (type_ == "table" and name.startswith("alembic_version"))
+    # Nor is the word search's PostgreSQL-only machinery (0009_search_words).
+    return not (type_ == "table" and name.startswith("alembic_version")) and name not in SEARCH_OBJECTS
 
 
 context.configure(

@@ -9,7 +9,9 @@ from typing import Any
 from pyramid.request import Request
 from sqlalchemy import select
 
+from ehs_core import audit
 from ehs_core.errors import Invalid, NotFound
+from ehs_core.events import SiteUpdated, actor, publish
 from ehs_core.sites.models import ESTABLISHMENT_FIELDS, Area, Site
 
 # JSON field -> column of a site
@@ -49,6 +51,25 @@ def list_sites(request: Request, include_archived: bool) -> list[tuple[Site, lis
     return [(site, areas[site.id]) for site in request.dbsession.execute(sites_q).scalars()]
 
 
+def site_choices(request: Request, include_archived: bool) -> list[dict[str, Any]]:
+    """Sites and their areas as pickers and filters show them ({id, name,
+    timezone, archived, areas: [{id, name, parentId}]}, by name), in one
+    statement of plain rows: every page with a site picker reads it."""
+    stmt = (select(Site.id, Site.name, Site.timezone, Site.archived, Area.id, Area.name, Area.parent_id)
+            .outerjoin(Area, (Area.site_id == Site.id) if include_archived
+                       else (Area.site_id == Site.id) & Area.archived.is_(False))
+            .order_by(Site.name, Site.id, Area.name, Area.id))
+    if not include_archived:
+        stmt = stmt.where(Site.archived.is_(False))
+    sites: dict[int, dict[str, Any]] = {}
+    for site_id, name, timezone, archived, area_id, area_name, parent_id in request.dbsession.execute(stmt):
+        site = sites.setdefault(site_id, {"id": site_id, "name": name, "timezone": timezone,
+                                          "archived": archived, "areas": []})
+        if area_id is not None:
+            site["areas"].append({"id": area_id, "name": area_name, "parentId": parent_id})
+    return list(sites.values())
+
+
 def create_site(request: Request, data: dict[str, Any]) -> Site:
     site = Site(organization_id=request.identity.user.organization_id, name=data["name"],
                 address=data.get("address"), timezone=data.get("timezone"), archived=False)
@@ -58,11 +79,18 @@ def create_site(request: Request, data: dict[str, Any]) -> Site:
 
 
 def update_site(request: Request, site: Site, data: dict[str, Any]) -> Site:
-    """Change a site's fields (a US state code is kept upper case)."""
+    """Change a site's fields (a US state code is kept upper case);
+    publishes SiteUpdated when something changed."""
+    before = {key: getattr(site, SITE_FIELDS[key]) for key in data}
+    after = {}
     for key, value in data.items():
         if key == "state" and value is not None:
             value = value.upper()
         setattr(site, SITE_FIELDS[key], value)
+        after[key] = value
+    changes = audit.diff(before, after)
+    if changes:
+        publish(request, SiteUpdated(request, site=site, changes=changes, actor_id=actor(request)))
     return site
 
 

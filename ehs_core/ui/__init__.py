@@ -97,8 +97,11 @@ def layout_values(event: BeforeRender) -> None:
     signed_in = bool(identity and identity.is_user)
     event.setdefault("nav", nav_items(request) if signed_in else [])
     if "organization_name" not in event:
-        org = (request.dbsession.get(Organization, identity.user.organization_id) if signed_in
-               else None)
-        event["organization_name"] = org.name if org is not None else None
+        # The signed-in identity read the organization's name with the session.
+        organization = identity.extra.get("organization") if signed_in else None
+        if organization is None and signed_in:
+            organization = request.dbsession.get(Organization, identity.user.organization_id)
+            organization = {"name": organization.name} if organization is not None else None
+        event["organization_name"] = organization["name"] if organization is not None else None
     key = request.GET.get("notice")
     event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

@@ -12,11 +12,17 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
+from sqlalchemy import select
+from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.directives import register_once
 
 # provider(request, ...) -> the template's variables, or None to show nothing.
 Provider = Callable[..., dict[str, Any] | None]
+# badge(request) -> a count, or a scalar SQL expression of one (a
+# `select(func.count())…scalar_subquery()`): the menu reads every expression
+# badge in one statement, so its counts cost one round trip on every page.
+Badge = Callable[[Request], "int | ColumnElement[Any] | None"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class NavItem:
     route_name: str
     permission: str | None
     order: int
-    badge: Callable[[Request], int | None] | None
+    badge: Badge | None
     # The context `permission` is checked on (default: the core's Root).
     context: Callable[[Request], Any] | None = None
 
@@ -46,10 +52,11 @@ class Slot:
 
 def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *,
                  permission: str | None = None, order: int = 100,
-                 badge: Callable[[Request], int | None] | None = None,
+                 badge: Badge | None = None,
                  context: Callable[[Request], Any] | str | None = None) -> None:
     """Directive: an entry of the main menu linking to `route_name`; `badge`
-    gives a count shown beside it (e.g. what waits for the person).
+    gives a count shown beside it (e.g. what waits for the person), as a
+    number or as a scalar SQL expression the menu reads with the others.
     `context(request)` is the resource whose ACL grants `permission` (a
     plugin's own root, say); the core's Root by default."""
     item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge),
@@ -106,16 +113,26 @@ def _root(request: Request) -> Any:
 
 
 def nav_items(request: Request) -> list[dict[str, Any]]:
-    """The caller's menu: entries they may open, with their badges."""
+    """The caller's menu: entries they may open, with their badges. Badges
+    given as SQL expressions are read together in one statement; a zero
+    count shows no badge."""
     shown = []
+    pending: list[tuple[dict[str, Any], ColumnElement[Any]]] = []
     for item in request.registry.get("ui.nav_items", []):
         where = item.context(request) if item.context else _root(request)
         if item.permission and not request.has_permission(item.permission, where):
             continue
-        shown.append({"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
-                      "badge": item.badge(request) if item.badge else None,
-                      "current": request.matched_route is not None
-                      and request.matched_route.name == item.route_name})
+        entry = {"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
+                 "badge": item.badge(request) if item.badge else None,
+                 "current": request.matched_route is not None
+                 and request.matched_route.name == item.route_name}
+        if isinstance(entry["badge"], ColumnElement):
+            pending.append((entry, entry["badge"]))
+        shown.append(entry)
+    if pending:
+        counts = request.dbsession.execute(select(*(expr for _, expr in pending))).one()
+        for (entry, _), count in zip(pending, counts, strict=True):
+            entry["badge"] = int(count or 0) or None
     return shown
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
+from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.actions import today
 from ehs_core.incidents.queues import waiting_count, waiting_for
@@ -21,13 +22,13 @@ def home(request: Request) -> dict[str, Any]:
             "cards": rendered_slots(request, "ui.dashboard_cards")}
 
 
-def home_badge(request: Request) -> int | None:
-    """Reuses the home page's own figures when it is the page being shown."""
+def home_badge(request: Request) -> int | ColumnElement[int] | None:
+    """Reuses the home page's own figures when it is the page being shown;
+    elsewhere a count the menu reads with its other badges."""
     queues = request.environ.get("ehs.waiting")
-    if queues is not None:
-        count = sum(queues.counts.get(k, 0) for k in ("triage", "investigation", "verification", "actions"))
-    else:
-        count = waiting_count(request.dbsession, request.identity, today(request.registry))
+    if queues is None:
+        return waiting_count(request.identity)
+    count = sum(queues.counts.get(k, 0) for k in ("triage", "investigation", "verification", "actions"))
     return count or None
 
 

@@ -4,8 +4,11 @@ times in a site's zone written for people, the menu and the slots."""
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 
+from babel import Locale
 from babel.dates import format_date, format_datetime, format_timedelta
+from babel.numbers import format_decimal
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
@@ -14,12 +17,14 @@ from pyramid.threadlocal import get_current_request
 
 from ehs_core.sites.zones import site_zone
 
-LOCALE = "en"
+# A parsed Locale: babel's formatters parse a locale name on every call.
+LOCALE = Locale.parse("en")
 # Templates named by an asset spec of a plugin package translate in that
 # plugin's domain; the core's own templates in "ehs".
 DEFAULT_DOMAIN = "ehs"
 
 
+@lru_cache(maxsize=1024)
 def domain_of(template_name: str | None) -> str:
     """"ehs_<plugin>" for a template named by the asset spec of a plugin
     package ("pkg.plugin:templates/x.html"), else the core's domain."""
@@ -33,16 +38,20 @@ def domain_of(template_name: str | None) -> str:
 
 @pass_context
 def _gettext(context: Context, message: str) -> str:
-    # Jinja's new-style gettext fills in the %(name)s placeholders itself.
+    # Jinja's new-style gettext fills in the %(name)s placeholders itself, so
+    # the catalogue is asked directly (Localizer.translate would wrap each of
+    # a page's fifty strings in a TranslationString first).
     request = get_current_request()
-    return request.localizer.translate(message, domain=domain_of(context.name)) if request else message
+    if request is None:
+        return message
+    return request.localizer.translations.dugettext(domain_of(context.name), message)
 
 
 @pass_context
 def _ngettext(context: Context, singular: str, plural: str, n: int) -> str:
     request = get_current_request()
     if request is not None:
-        return request.localizer.pluralize(singular, plural, n, domain=domain_of(context.name))
+        return request.localizer.translations.dungettext(domain_of(context.name), singular, plural, n)
     return singular if n == 1 else plural
 
 
@@ -104,6 +113,11 @@ def ago(moment: dt.datetime | None) -> str:
     return format_timedelta(moment - dt.datetime.now(dt.UTC), add_direction=True, locale=LOCALE)
 
 
+def number(value: int | float) -> str:
+    """100000 -> "100,000": counts as people read them."""
+    return format_decimal(value, locale=LOCALE)
+
+
 def label(value: str | None) -> str:
     """An enumeration value as words: near_miss -> Near miss."""
     return (value or "").replace("_", " ").capitalize()
@@ -117,7 +131,7 @@ def nl2br(text: str | None) -> Markup:
 def setup(env: Environment, registry: Registry) -> None:
     env.install_gettext_callables(_gettext, _ngettext, newstyle=True)
     env.filters.update({"when": when, "day": day, "machine_time": machine_time, "ago": ago,
-                        "label": label, "nl2br": nl2br})
+                        "label": label, "number": number, "nl2br": nl2br})
     env.globals.update({"zone_named": zone_named})
     env.trim_blocks = True
     env.lstrip_blocks = True

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.core.incidents.test_pages import form_with
+from ehs_core.testing import form_with
 from tests.core.workflow.support import add_action, add_root_cause, day, new_site, report, set_action
 
 

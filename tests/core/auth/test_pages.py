@@ -6,15 +6,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from ehs_core.testing import PASSWORD, mail_text
+from ehs_core.testing import PASSWORD, form_with, mail_text
 from tests.core.auth.support import create_user, token_in
-
-
-def form_with(response, action: str):
-    for form in response.forms.values():
-        if form.action == action:
-            return form
-    raise AssertionError(f"no form posting to {action}")
 
 
 def test_first_run_opens_setup_and_ends_signed_in_on_home(client):

@@ -15,6 +15,7 @@ from tests.core.incidents import (
     add_action,
     file_report,
     issue_paths,
+    listing,
     move,
     new_area,
     new_site,
@@ -163,6 +164,16 @@ def test_the_export_takes_the_list_filters(admin):
     assert references(admin, q="INC-0002") == ["INC-0002"]
     assert references(admin, q="%") == []
     assert references(admin, type="injury", siteId=south["id"]) == ["INC-0003"]
+
+
+def test_the_export_of_a_search_has_every_match_however_many_the_list_counts(admin, monkeypatch):
+    from ehs_core.incidents import listing as operations
+    monkeypatch.setattr(operations, "COUNT_BOUND", 2)
+    site = new_site(admin)
+    for n in range(1, 8):
+        file_report(admin, site["id"], title=f"Forklift {n}" if n != 4 else "Ladder")
+    assert listing(admin, "?q=forklift").json["total"] == 6  # one page: the exact count
+    assert references(admin, q="forklift") == [f"INC-{n:04d}" for n in (7, 6, 5, 3, 2, 1)]
 
 
 @pytest.mark.parametrize(("params", "path"), [

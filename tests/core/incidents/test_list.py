@@ -211,6 +211,108 @@ def test_a_search_pages_newest_first_with_its_total_on_every_page(admin):
     assert [body["total"] for body in pages] == [7, 7, 7, 7]
 
 
+def test_q_finds_text_inside_words_across_words_and_around_punctuation(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Forklift near miss", locationDetail="Rack A-12, aisle 3")  # 1
+    file_report(admin, site["id"], title="Hydraulic hose burst", description="oil on floor")         # 2
+    for q, expected in [("ork", [1]), ("klift", [1]), ("ft near", [1]), ("rack a-1", [1]), ("a-12", [1]),
+                        ("12", [1]), ("aisle 3", [1]), ("e 3", [1]), ("c hose", [2]), ("l on fl", [2]),
+                        ("hose  burst", []), ("rack-a", []), ("forklifts", [])]:
+        assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected, q
+
+
+def test_q_finds_a_word_in_a_very_rare_incident_among_many(admin):
+    site = new_site(admin)
+    for n in range(1, 41):
+        file_report(admin, site["id"], title="Scaffold collapse" if n in (3, 17) else f"Wet floor {n}")
+    body = listing(admin, "?q=scaffold").json
+    assert [i["number"] for i in body["items"]] == [17, 3]
+    assert body["total"] == 2 and "totalExact" not in body
+
+
+def test_q_finds_text_inside_a_very_long_run_of_letters(admin):
+    site = new_site(admin)
+    blob = "".join(f"x{n:04d}" for n in range(1000))  # 5,000 letters and digits, no space
+    file_report(admin, site["id"], title="Pasted log", description=blob)
+    file_report(admin, site["id"], title="Other")
+    middle = blob[2400:2600]  # the longest q there is, 200 characters, from the middle
+    assert listed_numbers(admin, "?" + urlencode({"q": middle})) == [1]
+    assert listed_numbers(admin, "?" + urlencode({"q": blob[-7:] + " "})) == [1]
+    assert listed_numbers(admin, "?" + urlencode({"q": "x0999x"})) == []
+
+
+def test_q_finds_words_written_after_the_report_and_forgets_removed_ones(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Ladder", description="Missing feet")
+    admin.patch_json("/api/incidents/1", {"title": "Stepladder wobbles", "description": None})
+    assert listed_numbers(admin, "?q=wobble") == [1]
+    assert listed_numbers(admin, "?q=feet") == []
+
+
+def test_q_answers_the_same_when_a_short_text_is_inside_too_many_words(admin, monkeypatch):
+    from ehs_core.incidents import search
+    search_fixture(admin)
+    monkeypatch.setattr(search, "MAX_WORDS", 2)  # "a" is inside more words than this
+    assert listed_numbers(admin, "?q=a") == [5, 4, 3, 2, 1]
+    assert listed_numbers(admin, "?q=a c") == []
+    assert listed_numbers(admin, "?q=ll %") == [4]
+
+
+# --- a search with more matches than it counts ------------------------------------------------
+
+
+@pytest.fixture
+def bound(monkeypatch):
+    """A search counts its matches up to 5 instead of 1,000."""
+    from ehs_core.incidents import listing as operations
+    monkeypatch.setattr(operations, "COUNT_BOUND", 5)
+    return 5
+
+
+def many_forklifts(admin, site_id=None):
+    """12 forklift reports (numbers 1-16, not 4, 8, 12, 16)."""
+    site_id = site_id or new_site(admin)["id"]
+    for n in range(1, 17):
+        file_report(admin, site_id, title=f"Forklift {n}" if n % 4 else f"Ladder {n}")
+    return site_id
+
+
+def test_a_search_beyond_the_bound_says_more_than_and_still_pages_to_its_end(admin, bound):
+    many_forklifts(admin)
+    pages = [listing(admin, f"?q=forklift&pageSize=3&page={page}").json for page in (1, 2, 3, 4, 5)]
+    assert [[i["number"] for i in body["items"]] for body in pages] == [
+        [15, 14, 13], [11, 10, 9], [7, 6, 5], [3, 2, 1], []]
+    # More than `total` match on every page that has another after it; the
+    # last page and a page past it know the exact count.
+    assert [(body["total"], body.get("totalExact")) for body in pages] == [
+        (5, False), (6, False), (9, False), (12, None), (12, None)]
+    assert set(pages[0]) == {"items", "page", "pageSize", "total", "totalExact"}
+
+
+def test_a_search_up_to_the_bound_counts_exactly(admin, bound):
+    site = new_site(admin)
+    for n in range(1, 8):
+        file_report(admin, site["id"], title=f"Forklift {n}" if n <= bound else f"Ladder {n}")
+    body = listing(admin, "?q=forklift&pageSize=2").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([5, 4], 5)
+    assert "totalExact" not in body
+
+
+def test_a_search_beyond_the_bound_keeps_the_filters_and_what_a_reporter_sees(admin, make_user, bound):
+    site = new_site(admin)
+    alice = make_user("reporter", name="Alice")
+    for n in range(1, 15):
+        file_report(alice if n % 2 else admin, site["id"], title=f"Forklift {n}",
+                    severity="high" if n % 3 == 0 else "low")
+    body = listing(alice, "?q=forklift&pageSize=4").json
+    assert [i["number"] for i in body["items"]] == [13, 11, 9, 7]
+    assert (body["total"], body["totalExact"]) == (5, False)
+    assert listing(alice, "?q=forklift&pageSize=4&page=2").json["total"] == 7  # 5, 3, 1: the last page
+    body = listing(admin, "?q=forklift&severity=high").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([12, 9, 6, 3], 4)
+    assert "totalExact" not in body
+
+
 # --- visibility -----------------------------------------------------------------------------
 
 

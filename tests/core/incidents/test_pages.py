@@ -10,21 +10,9 @@ import re
 
 import pytest
 
+from ehs_core.testing import form_with, submit_with_files
 from tests.core.attachments import samples
 from tests.core.workflow.support import add_action, add_root_cause, new_site, report, set_action
-
-
-def form_with(response, action: str):
-    for form in response.forms.values():
-        if form.action == action:
-            return form
-    raise AssertionError(f"no form posting to {action}: {[f.action for f in response.forms.values()]}")
-
-
-def submit_with_files(browser, form, files, status):
-    """Submit a form with files as a browser sends it (multipart)."""
-    fields = [(k, v) for k, v in form.submit_fields() if k not in {f[0] for f in files}]
-    return browser.post(form.action, fields, upload_files=files, status=status)
 
 
 @pytest.fixture
@@ -60,6 +48,26 @@ def test_the_list_filters_by_several_values_and_searches(team, site):
     assert "2 incidents" in page.text
     assert "Smoke" in team["supervisor"].get("/incidents", {"q": "smok"}).text
     assert "Cut hand" not in team["supervisor"].get("/incidents", {"q": "smok"}).text
+
+
+def test_a_search_with_more_matches_than_it_counts_says_more_than_and_pages_on(team, site, monkeypatch):
+    from ehs_core.incidents import listing
+    monkeypatch.setattr(listing, "COUNT_BOUND", 3)
+    for n in range(1, 8):
+        report(team["admin"], site, title=f"Forklift {n}")
+    report(team["admin"], site, title="Ladder")
+    browser = team["supervisor"]
+    first = browser.get("/incidents", {"q": "forklift", "pageSize": "2"})
+    assert "More than 3 incidents" in first.text and "Page 1</span>" in first.text
+    assert "Page 1 of" not in first.text
+    assert "Forklift 7" in first.text and "Forklift 5" not in first.text
+    older = first.click(description="Older")
+    assert "More than 4 incidents" in older.text and "Forklift 5" in older.text
+    last = browser.get("/incidents", {"q": "forklift", "pageSize": "2", "page": "4"})
+    assert "7 incidents" in last.text and "Page 4 of 4" in last.text and "Forklift 1" in last.text
+    assert 'rel="next"' not in last.text
+    few = browser.get("/incidents", {"q": "ladder"})
+    assert "1 incident<" in few.text and "Page 1 of 1" in few.text
 
 
 def test_htmx_asks_only_for_the_results(team, site):

@@ -12,7 +12,7 @@ import pytest
 
 from ehs_core.investigation.models import RootCause
 from ehs_core.investigation.pages import fishbone
-from tests.core.incidents.test_pages import form_with
+from ehs_core.testing import form_with
 from tests.core.workflow.support import add_root_cause, detail, new_site, report
 
 

@@ -53,6 +53,18 @@ def test_incident_list_costs_the_same_for_2_or_12_incidents(admin, make_user, si
     assert many == few
 
 
+def test_a_search_costs_the_same_for_2_or_12_matches(admin, make_user, site, count_statements):
+    reporters = [make_user("reporter") for _ in range(3)]
+    for n in range(2):
+        report(reporters[n % 3], site, n)
+    few = statements(count_statements, lambda: admin.get("/api/incidents?q=incident"))
+    for n in range(10):
+        report(reporters[n % 3], site, n)
+    many = statements(count_statements, lambda: admin.get("/api/incidents?q=incident"))
+    assert admin.get("/api/incidents?q=incident").json["total"] == 12
+    assert many == few
+
+
 def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_user, site,
                                                                     count_statements):
     worker = make_user("reporter")
@@ -118,12 +130,42 @@ def test_filing_a_report_reads_no_sections_of_the_new_incident(admin, site, coun
     and area, the insert (in a savepoint, and the test's own savepoint), the
     audit entry and the number: 11 statements, no query per section
     (investigation, root causes, actions, attachments, cases, kiosk), none
-    for the incident's ACL and none for names."""
+    for the incident's ACL and none for names; then, at commit, the analytics
+    plugin's two (the incident's counted state and the tallies it adds to)."""
     body = {"title": "Spill", "type": "injury", "severity": "low",
             "clientId": "3f1c1b8e-0000-4000-8000-000000000001", "occurredAt": "2026-01-05T08:00:00+01:00",
             "siteId": site["id"], "areaId": site["areaId"]}
     with count_statements() as counted:
         created = admin.post_json("/api/incidents", body, status=201).json
-    assert counted.count <= 11, counted.count
+    assert counted.count <= 13, counted.count
     shown = admin.get(f"/api/incidents/{created['number']}").json
     assert created == shown
+
+
+def test_the_pages_chrome_costs_the_list_page_three_statements_more_than_its_json(
+        admin, make_user, site, count_statements):
+    """The menu's counts (what waits for this person, their open actions)
+    are one statement, the site and area pickers another, the saved views
+    a third; nothing else of the page's chrome goes to the database."""
+    worker = make_user("reporter")
+    number = report(admin, site, 1)
+    me = admin.get("/api/auth/me").json["user"]["id"]
+    admin.post_json(f"/api/incidents/{number}/actions", {"title": "Fix", "assigneeId": me})
+    report(worker, site, 2)
+    page = admin.get("/incidents")
+    assert page.html.select_one('nav a[href="/"] .badge').get_text(strip=True) == "3"
+    json_cost = statements(count_statements, lambda: admin.get("/api/incidents"))
+    page_cost = statements(count_statements, lambda: admin.get("/incidents"))
+    assert page_cost == json_cost + 3
+
+
+def test_the_incident_page_reads_the_investigation_once(admin, make_user, site, count_statements):
+    """The detail's sections and the investigation workspace show the same
+    investigation and root causes: read once."""
+    number = report(admin, site, 1)
+    grow_incident(admin, number, make_user("reporter").user["id"], 2)
+    with count_statements() as counted:
+        admin.get(f"/incidents/{number}")
+    reads = [s for s in counted.statements if s.lstrip().upper().startswith("SELECT")]
+    assert sum(1 for s in reads if "FROM investigations" in s and "lead_id IS NOT NULL" not in s) == 1
+    assert sum(1 for s in reads if "FROM root_causes" in s) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.core.incidents.test_pages import form_with
+from ehs_core.testing import form_with
 
 
 def site_of(browser, site_id: int) -> dict:

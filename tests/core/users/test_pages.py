@@ -4,8 +4,8 @@ safety managers only look; others are refused; the last admin stays."""
 
 from __future__ import annotations
 
+from ehs_core.testing import form_with
 from tests.core.auth.support import token_in
-from tests.core.incidents.test_pages import form_with
 from tests.core.workflow.support import body_of
 
 

@@ -11,8 +11,7 @@ import io
 import zxingcpp
 from PIL import Image
 
-from ehs_core.testing import PUBLIC_URL
-from tests.core.incidents.test_pages import form_with
+from ehs_core.testing import PUBLIC_URL, form_with
 from tests.plugins.kiosk.support import LINKS, new_area, new_link, new_site
 
 

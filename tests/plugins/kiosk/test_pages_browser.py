@@ -28,6 +28,8 @@ def test_the_links_screens_pass_axe(live, new_page):
     page.get_by_label("Preselect an area").select_option(label="Loading dock")
     page.get_by_role("button", name="Update the poster").click()
     assert "area=" in page.url
+    # The QR code is an image the browser loads after the page: wait for it.
+    page.wait_for_function("document.querySelector('img.poster-qr').complete")
     assert page.locator("img.poster-qr").evaluate("img => img.naturalWidth") > 200
     assert_accessible(page)
 

@@ -1,0 +1,191 @@
+"""CPU time of one endpoint in-process, without HTTP or webtest:
+`python -m bench.cpu PATH [--method …] [--body …] [--cprofile]`.
+
+Loads the app from production.ini as gunicorn does (EHS_* settings from the
+environment), signs in as a seeded user, and calls the WSGI application
+directly with the environ a gunicorn sync worker would build, `--rounds` times
+`-n` requests. Prints, for the best round, the wall and CPU (process) time per
+request and the statements each request sent: the figures the machine's load
+moves least. `--cprofile` prints cProfile's top functions over one more round
+(timed by CPU time, so waiting for PostgreSQL is not counted).
+
+`--instructions` runs the same under valgrind's callgrind and prints the
+instructions one request executes in this process (Python, SQLAlchemy,
+psycopg; PostgreSQL's own work is another process): a count that does not
+depend on what else the machine runs, so two versions of the code compare
+on a loaded machine too (`--bare`: the bare Pyramid view, for the ratio).
+
+    .venv/bin/python -m bench.cpu /api/auth/me --instructions
+    .venv/bin/python -m bench.cpu / --bare --instructions
+    .venv/bin/python -m bench.cpu /api/incidents --method POST --body '{"title": …, "clientId": "{uuid}"}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+import uuid
+from typing import Any
+
+from sqlalchemy import event
+
+from bench.profile import ROOT, sign_in
+
+
+def environ_for(method: str, path: str, cookie: str, origin: str, body: bytes | None) -> dict[str, Any]:
+    path_info, _, query = path.partition("?")
+    environ = {
+        "REQUEST_METHOD": method, "SCRIPT_NAME": "", "PATH_INFO": path_info, "QUERY_STRING": query,
+        "RAW_URI": path, "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "6543", "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "50000", "HTTP_HOST": "127.0.0.1:6543",
+        "HTTP_USER_AGENT": "wrk", "HTTP_ACCEPT": "application/json",
+        "HTTP_COOKIE": f"service_session={cookie}", "HTTP_ORIGIN": origin,
+        "wsgi.url_scheme": "http", "wsgi.version": (1, 0), "wsgi.multithread": False,
+        "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.errors": io.StringIO(),
+    }
+    if body is not None:
+        environ["CONTENT_TYPE"] = "application/json"
+        environ["CONTENT_LENGTH"] = str(len(body))
+    return environ
+
+
+def count_instructions(argv: list[str], n: int) -> int:
+    """Run this command again under callgrind, instrumenting only the
+    measured requests, and print the instructions per request."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("bench.cpu: --instructions needs valgrind (the Debian package valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([valgrind, "--tool=callgrind", "--instr-atstart=no",  # noqa: S603
+                               f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, "-m", "bench.cpu",
+                               *argv, "--callgrind"], capture_output=True, text=True, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    answer = re.search(r"requests instrumented; answers (.*)", done.stdout)
+    if done.returncode != 0 or found is None or answer is None:
+        print(done.stdout[-2000:], done.stderr[-2000:])
+        return 1
+    print(f"{' '.join(argv)}: {int(found.group(1)) / n / 1e6:.3f} M instructions per request "
+          f"(callgrind, {n} requests; answers {answer.group(1)})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.cpu", description=__doc__)
+    parser.add_argument("path")
+    parser.add_argument("--method", default="GET")
+    parser.add_argument("--body", default=None, help="a JSON body; {uuid} becomes a fresh UUID each time")
+    parser.add_argument("--user", default="admin1@seed.example")
+    parser.add_argument("-n", type=int, default=500, help="requests per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--bare", action="store_true", help="the bare Pyramid view (bench/bare.py) instead")
+    parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--sort", default="tottime")
+    parser.add_argument("--top", type=int, default=45)
+    parser.add_argument("--dump", default=None, help="write the cProfile statistics here")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instructions per request, counted by valgrind's callgrind over -n requests")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="(what --instructions runs) under `valgrind --tool=callgrind "
+                             "--instr-atstart=no`: instrument -n requests only")
+    args = parser.parse_args(argv)
+    if args.instructions:
+        return count_instructions([arg for arg in (argv if argv is not None else sys.argv[1:])
+                                   if arg != "--instructions"], args.n)
+
+    from pyramid.paster import get_app
+    from webtest import TestApp
+
+    origin = os.environ.get("EHS_PUBLIC_URL", "http://127.0.0.1:6543")
+    statements = [0]
+    cookie = ""
+    if args.bare:
+        from bench.bare import app as wsgi
+    else:
+        wsgi = get_app(str(ROOT / "production.ini"))
+        client = TestApp(wsgi, extra_environ={"HTTP_ORIGIN": origin})
+        sign_in(client, args.user)
+        cookie = client.cookies["service_session"]
+        router = wsgi.app if hasattr(wsgi, "app") else wsgi
+
+        def _count(*_: Any) -> None:
+            statements[0] += 1
+
+        for key in ("db.engine", "db.autocommit_engine"):
+            # (not under callgrind: a listener is work production does not do)
+            if key in router.registry and not args.callgrind:
+                event.listen(router.registry[key], "before_cursor_execute", _count)
+
+    statuses: dict[str, int] = {}
+
+    def start_response(status: str, headers: Any, exc_info: Any = None) -> None:
+        statuses[status] = statuses.get(status, 0) + 1
+
+    def once() -> None:
+        body = None
+        if args.body is not None:
+            body = args.body.replace("{uuid}", str(uuid.uuid4())).encode()
+        environ = environ_for(args.method, args.path, cookie, origin, body)
+        environ["wsgi.input"] = io.BytesIO(body or b"")
+        result = wsgi(environ, start_response)
+        for _ in result:
+            pass
+        if hasattr(result, "close"):
+            result.close()
+
+    for _ in range(50):
+        once()
+    if args.callgrind:
+        import shutil
+        import subprocess
+
+        control = shutil.which("callgrind_control") or "callgrind_control"
+
+        def instrument(state: str) -> None:
+            subprocess.run([control, "-i", state, str(os.getpid())], check=True,  # noqa: S603
+                           capture_output=True)
+
+        instrument("on")
+        for _ in range(args.n):
+            once()
+        instrument("off")
+        print(f"{args.method} {args.path}: {args.n} requests instrumented; answers {statuses}")
+        return 0
+    best = None
+    for _ in range(args.rounds):
+        statements[0] = 0
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(args.n):
+            once()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        round_ = (cpu / args.n * 1000, wall / args.n * 1000, statements[0] / args.n)
+        best = round_ if best is None or round_ < best else best
+    print(f"{args.method} {args.path}: CPU {best[0]:.3f} ms, wall {best[1]:.3f} ms per request "
+          f"(best of {args.rounds} x {args.n}), {best[2]:.1f} statements; answers {statuses}; "
+          f"load {os.getloadavg()[0]:.2f}")
+    if args.cprofile:
+        # CPU time as the clock: time spent waiting for PostgreSQL is not counted.
+        profile = cProfile.Profile(time.thread_time)
+        profile.enable()
+        for _ in range(args.n):
+            once()
+        profile.disable()
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats(args.sort).print_stats(args.top)
+        print(out.getvalue())
+        if args.dump:
+            profile.dump_stats(args.dump)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
