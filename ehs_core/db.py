@@ -322,6 +322,18 @@ def includeme(config: Configurator) -> None:
     config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)
 
 
+def count_up_to(stmt: Any, limit: int | None) -> Any:
+    """`SELECT count(*)` of `stmt`'s rows as a scalar subquery, reading at
+    most `limit` of them (all when None): a count shown as "99+" need not
+    read thousands of rows to say so."""
+    from sqlalchemy import func, literal, select
+
+    if limit is None:
+        return select(func.count()).select_from(stmt.subquery()).scalar_subquery()
+    return select(func.count()).select_from(
+        stmt.with_only_columns(literal(1)).limit(limit).subquery()).scalar_subquery()
+
+
 def advisory_lock(dbsession: Session, key: str) -> None:
     """Serialise transactions that decide on the same thing (the last admin,
     one-time setup, a rate-limit bucket) until commit. PostgreSQL takes a

@@ -32,6 +32,7 @@ from ehs_core.incidents.serialize import user_names
 from ehs_core.investigation.models import RootCause
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
+from ehs_core.ui.directives import BADGE_LIMIT
 from ehs_core.ui.forms import OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
 
 PAGE = r"/incidents/{number:\d{1,9}}"
@@ -118,7 +119,7 @@ def action_list(request: Request) -> dict[str, Any]:
 def actions_badge(request: Request) -> ColumnElement[int]:
     """The menu's count: the caller's actions still to do (read with the
     menu's other counts)."""
-    return services.open_actions_count(request.identity)
+    return services.open_actions_count(request.identity, up_to=BADGE_LIMIT + 1)
 
 
 # --- one action -------------------------------------------------------------

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core import audit
 from ehs_core.actions import today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
 from ehs_core.actions.schemas import ActionFilter, Scope
-from ehs_core.db import utcnow
+from ehs_core.db import count_up_to, utcnow
 from ehs_core.errors import Conflict, Forbidden, Invalid
 from ehs_core.events import ActionCreated, ActionUpdated, actor, publish
 from ehs_core.incidents.models import Incident, Status
@@ -126,8 +126,9 @@ def list_actions(request: Request, scope: str, chosen: str | None
 
 
 
-def open_actions_count(identity: Identity) -> ColumnElement[int]:
-    """The person's actions still to do, as a scalar SQL expression."""
-    return select(func.count()).select_from(CorrectiveAction).where(
+def open_actions_count(identity: Identity, up_to: int | None = None) -> ColumnElement[int]:
+    """The person's actions still to do, as a scalar SQL expression,
+    counting at most `up_to` of them."""
+    return count_up_to(select(CorrectiveAction.id).where(
         CorrectiveAction.assignee_id == identity.user_id,
-        CorrectiveAction.status.in_(PENDING)).scalar_subquery()
+        CorrectiveAction.status.in_(PENDING)), up_to)

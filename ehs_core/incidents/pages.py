@@ -146,7 +146,8 @@ def incident_list(request: Request) -> dict[str, Any]:
         errors = errors_of(exc)
         query = schema.deserialize({})
     page = listing.list_page(request, query)
-    items = incidents_json(request, page.items)
+    # The table shows none of the sections (OSHA cases, kiosk channel...).
+    items = incidents_json(request, page.items, sections=False)
     sites = active_sites(request)
     # A search with more matches than it counts (listing.COUNT_BOUND) says
     # "more than N" and pages on without a last page number.

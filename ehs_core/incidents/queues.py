@@ -14,6 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
+from ehs_core.db import count_up_to
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import Investigation
@@ -80,25 +81,27 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
     return queues
 
 
-def waiting_count(identity: Identity) -> ColumnElement[int]:
+def waiting_count(identity: Identity, up_to: int | None = None) -> ColumnElement[int]:
     """The menu's count as one SQL expression (the menu reads its badges in
     one statement on every page): what `waiting_for` lists for this person
     (incidents whose next step is theirs, their open actions), counted
-    without loading them."""
+    without loading them. `up_to`: each part stops counting there (the menu
+    says "99+"; an exact count read ~6,000 index entries at 100,000
+    incidents, 5 ms on every page)."""
     role = identity.role
     parts = []
     # One count per status group, each along the (organization, status,
     # number) index: OR-ed together they made PostgreSQL read every incident.
     org = Incident.organization_id == identity.user.organization_id
     if role_at_least(role, Role.supervisor):
-        parts.append(select(func.count()).where(
-            org, Incident.status.in_((Status.reported, Status.triage))).scalar_subquery())
-        parts.append(select(func.count()).where(
-            org, Incident.status == Status.investigation, ~led_by_someone_else(identity)).scalar_subquery())
+        parts.append(count_up_to(select(Incident.id).where(
+            org, Incident.status.in_((Status.reported, Status.triage))), up_to))
+        parts.append(count_up_to(select(Incident.id).where(
+            org, Incident.status == Status.investigation, ~led_by_someone_else(identity)), up_to))
     if role_at_least(role, Role.safety_manager):
-        parts.append(select(func.count()).where(
-            org, Incident.status == Status.verification).scalar_subquery())
-    parts.append(open_actions_count(identity))
+        parts.append(count_up_to(select(Incident.id).where(
+            org, Incident.status == Status.verification), up_to))
+    parts.append(open_actions_count(identity, up_to))
     total = parts[0]
     for part in parts[1:]:
         total = total + part

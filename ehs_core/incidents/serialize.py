@@ -99,13 +99,16 @@ def person(names: dict[int, str], user_id: int | None) -> dict[str, Any] | None:
 
 
 def incidents_json(request: Request, incidents: list[Incident], detail: bool = False,
-                   fresh: bool = False) -> list[dict[str, Any]]:
-    """`fresh`: the incidents were filed in this request (see add_incident_section)."""
+                   fresh: bool = False, sections: bool = True) -> list[dict[str, Any]]:
+    """`fresh`: the incidents were filed in this request (see
+    add_incident_section); `sections=False` leaves out the sections of the
+    core's packages and plugins (a page that shows none of them need not
+    send their queries)."""
     if not incidents:
         return []
     found = location_and_people(request, incidents)
     sites, areas, names = found["site"], found["area"], found["user"]
-    extra = sections_for(request, incidents, detail, fresh)
+    extra = sections_for(request, incidents, detail, fresh) if sections else {}
     items = []
     for incident in incidents:
         item = {
@@ -129,7 +132,7 @@ def incidents_json(request: Request, incidents: list[Incident], detail: bool = F
             "updatedAt": iso(incident.updated_at),
             "closedAt": iso(incident.closed_at),
         }
-        item.update(extra[incident.id])
+        item.update(extra.get(incident.id, ()))
         items.append(item)
     return items
 

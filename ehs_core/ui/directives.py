@@ -23,6 +23,9 @@ Provider = Callable[..., dict[str, Any] | None]
 # `select(func.count())…scalar_subquery()`): the menu reads every expression
 # badge in one statement, so its counts cost one round trip on every page.
 Badge = Callable[[Request], "int | ColumnElement[Any] | None"]
+# A badge above this shows "99+": counts need read no further than one past
+# it (`ehs_core.db.count_up_to`), whatever the size of the queue.
+BADGE_LIMIT = 99
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,9 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
         counts = request.dbsession.execute(select(*(expr for _, expr in pending))).one()
         for (entry, _), count in zip(pending, counts, strict=True):
             entry["badge"] = int(count or 0) or None
+    for entry in shown:
+        if entry["badge"] is not None:
+            entry["badge_text"] = f"{BADGE_LIMIT}+" if entry["badge"] > BADGE_LIMIT else str(entry["badge"])
     return shown
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from ehs_core.actions import today
 from ehs_core.incidents.queues import waiting_count, waiting_for
 from ehs_core.security import Permission
-from ehs_core.ui.directives import rendered_slots
+from ehs_core.ui.directives import BADGE_LIMIT, rendered_slots
 
 
 def home(request: Request) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def home_badge(request: Request) -> int | ColumnElement[int] | None:
     elsewhere a count the menu reads with its other badges."""
     queues = request.environ.get("ehs.waiting")
     if queues is None:
-        return waiting_count(request.identity)
+        return waiting_count(request.identity, up_to=BADGE_LIMIT + 1)
     count = sum(queues.counts.get(k, 0) for k in ("triage", "investigation", "verification", "actions"))
     return count or None
 

@@ -251,6 +251,18 @@ def test_the_menu_counts_what_waits_for_the_person(team, site):
     assert badge.search(team["supervisor"].get(f"/incidents/{number}").text)[1] == "3"
 
 
+def test_a_long_queue_shows_99_plus_in_the_menu(team, site):
+    """The menu stops counting past 99 (every page reads the count); the
+    home page's own lists still count them all."""
+    for _ in range(100):
+        report(team["reporter"], site)
+    badge = re.compile(r'href="/"[^>]*>Home <span class="badge" aria-label="([^"]*)">([^<]*)</span>')
+    assert badge.search(team["supervisor"].get("/incidents").text).groups() == ("99+ waiting", "99+")
+    home = team["supervisor"].get("/")
+    assert badge.search(home.text).groups() == ("99+ waiting", "99+")
+    assert home.html.select_one("#q-triage .badge").get_text(strip=True) == "100"
+
+
 def test_an_investigation_led_by_someone_else_does_not_wait_for_me(team, site, make_user):
     other = make_user("supervisor", name="Olga Other")
     mine, theirs = (report(team["admin"], site)["number"] for _ in range(2))
