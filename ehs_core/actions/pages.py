@@ -119,7 +119,7 @@ def action_list(request: Request) -> dict[str, Any]:
 def actions_badge(request: Request) -> ColumnElement[int]:
     """The menu's count: the caller's actions still to do (read with the
     menu's other counts)."""
-    return services.open_actions_count(request.identity, up_to=BADGE_LIMIT + 1)
+    return services.open_actions_count(up_to=BADGE_LIMIT + 1)
 
 
 # --- one action -------------------------------------------------------------

@@ -6,10 +6,11 @@ assignee's mail."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import Integer, bindparam, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core import audit
@@ -21,7 +22,7 @@ from ehs_core.errors import Conflict, Forbidden, Invalid
 from ehs_core.events import ActionCreated, ActionUpdated, actor, publish
 from ehs_core.incidents.models import Incident, Status
 from ehs_core.investigation.models import RootCause
-from ehs_core.security import Identity, Permission, Role, role_at_least
+from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.users.models import User
 
 # JSON field -> column
@@ -126,9 +127,11 @@ def list_actions(request: Request, scope: str, chosen: str | None
 
 
 
-def open_actions_count(identity: Identity, up_to: int | None = None) -> ColumnElement[int]:
-    """The person's actions still to do, as a scalar SQL expression,
-    counting at most `up_to` of them."""
+@functools.cache
+def open_actions_count(up_to: int | None = None) -> ColumnElement[int]:
+    """The actions still to do of the person named by the bound parameter
+    `me`, as a scalar SQL expression made once (the menu's badge, see
+    ui.directives.BADGE_PARAMETERS), counting at most `up_to` of them."""
     return count_up_to(select(CorrectiveAction.id).where(
-        CorrectiveAction.assignee_id == identity.user_id,
+        CorrectiveAction.assignee_id == bindparam("me", type_=Integer),
         CorrectiveAction.status.in_(PENDING)), up_to)

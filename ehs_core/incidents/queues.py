@@ -6,11 +6,12 @@ as the incident list (`visible_incidents`)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 
-from sqlalchemy import exists, func, or_, select
+from sqlalchemy import Integer, bindparam, exists, func, or_, select
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
@@ -35,12 +36,13 @@ class Queues:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def led_by_someone_else(identity: Identity) -> object:
-    """The incident's investigation has a lead other than this person. A
-    correlated EXISTS, read only for incidents under investigation (an
-    anti-join would read every investigation of the organization)."""
+def led_by_someone_else(me: int | BindParameter[int]) -> object:
+    """The incident's investigation has a lead other than the person `me`
+    (an id, or a bound parameter). A correlated EXISTS, read only for
+    incidents under investigation (an anti-join would read every
+    investigation of the organization)."""
     return exists().where(Investigation.incident_id == Incident.id, Investigation.lead_id.is_not(None),
-                          Investigation.lead_id != identity.user_id)
+                          Investigation.lead_id != me)
 
 
 def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
@@ -63,7 +65,8 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
         queues.triage, queues.counts["triage"] = _incidents(
             dbsession, identity, Incident.status.in_((Status.reported, Status.triage)))
         queues.investigation, queues.counts["investigation"] = _incidents(
-            dbsession, identity, Incident.status == Status.investigation, ~led_by_someone_else(identity))
+            dbsession, identity, Incident.status == Status.investigation,
+            ~led_by_someone_else(identity.user_id))
     if role_at_least(role, Role.safety_manager):
         queues.verification, queues.counts["verification"] = _incidents(
             dbsession, identity, Incident.status == Status.verification)
@@ -87,21 +90,29 @@ def waiting_count(identity: Identity, up_to: int | None = None) -> ColumnElement
     (incidents whose next step is theirs, their open actions), counted
     without loading them. `up_to`: each part stops counting there (the menu
     says "99+"; an exact count read ~6,000 index entries at 100,000
-    incidents, 5 ms on every page)."""
-    role = identity.role
+    incidents, 5 ms on every page). The person and organization are the
+    bound parameters `me` and `organization` (ui.directives.BADGE_PARAMETERS):
+    the expression is made once per role and bound."""
+    return _waiting_count(role_at_least(identity.role, Role.supervisor),
+                          role_at_least(identity.role, Role.safety_manager), up_to)
+
+
+@functools.cache
+def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) -> ColumnElement[int]:
+    me = bindparam("me", type_=Integer)
+    org = Incident.organization_id == bindparam("organization", type_=Integer)
     parts = []
     # One count per status group, each along the (organization, status,
     # number) index: OR-ed together they made PostgreSQL read every incident.
-    org = Incident.organization_id == identity.user.organization_id
-    if role_at_least(role, Role.supervisor):
+    if supervisor:
         parts.append(count_up_to(select(Incident.id).where(
             org, Incident.status.in_((Status.reported, Status.triage))), up_to))
         parts.append(count_up_to(select(Incident.id).where(
-            org, Incident.status == Status.investigation, ~led_by_someone_else(identity)), up_to))
-    if role_at_least(role, Role.safety_manager):
+            org, Incident.status == Status.investigation, ~led_by_someone_else(me)), up_to))
+    if safety_manager:
         parts.append(count_up_to(select(Incident.id).where(
             org, Incident.status == Status.verification), up_to))
-    parts.append(open_actions_count(identity, up_to))
+    parts.append(open_actions_count(up_to))
     total = parts[0]
     for part in parts[1:]:
         total = total + part

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from pyramid.config import Configurator
 from pyramid.request import Request
+from sqlalchemy import bindparam, func, select
 
+from ehs_core.incidents.models import Incident
 from ehs_core.security import Permission
+
+# The menu's badge: the incidents this person reported, as an expression
+# made once, naming the person as the bound parameter the menu passes.
+REPORTED_BY_ME = select(func.count()).where(Incident.reporter_id == bindparam("me")).scalar_subquery()
 
 
 def weather_page(request: Request) -> dict:
@@ -26,7 +32,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("weather", "/weather")
     config.add_view(weather_page, route_name="weather", renderer="tests.core.ui:templates/weather.html",
                     permission=Permission.view_all_actions)
-    config.add_nav_item("weather", "Weather", "weather", permission=Permission.view_all_actions, order=50)
+    config.add_nav_item("weather", "Weather", "weather", permission=Permission.view_all_actions, order=50,
+                        badge=lambda request: REPORTED_BY_ME)
     config.add_incident_panel("weather", "tests.core.ui:templates/panel.html", panel,
                               permission="update_incident")
     config.add_dashboard_card("weather", "tests.core.ui:templates/card.html", card,

@@ -5,6 +5,7 @@ plugin adds none; a name claimed twice stops start-up."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -78,6 +79,24 @@ def test_a_plugins_menu_entry_card_and_panel_show_to_the_roles_allowed(build):
     assert 'href="/weather"' not in reporter_home.text and "storms" not in reporter_home.text
     assert "Wind at incident" not in users["reporter"].get(f"/incidents/{number}").text
     assert "Not allowed" in users["reporter"].get("/weather", status=403).text
+
+
+def test_a_plugins_badge_counts_for_the_person_who_looks(build):
+    """A badge expression names the person as `bindparam("me")`: one
+    statement made once serves everyone, each with their own count."""
+    admin = setup(build("weather"))
+    site = admin.post_json("/api/sites", {"name": "Plant"}).json["id"]
+    for _ in range(2):
+        admin.post_json("/api/incidents", {"title": "Slip", "type": "hazard", "severity": "low",
+                                           "occurredAt": "2026-01-05T08:00:00Z", "siteId": site})
+    users = people(admin)
+    badge = re.compile(r'href="/weather"[^>]*>Weather(?: <span class="badge"[^>]*>(\d+)</span>)?</a>')
+    assert badge.search(admin.get("/incidents").text)[1] == "2"
+    assert badge.search(users["supervisor"].get("/incidents").text)[1] is None
+    users["supervisor"].post_json("/api/incidents", {"title": "Trip", "type": "hazard", "severity": "low",
+                                                     "occurredAt": "2026-01-05T08:00:00Z", "siteId": site})
+    assert badge.search(users["supervisor"].get("/incidents").text)[1] == "1"
+    assert badge.search(admin.get("/").text)[1] == "2"
 
 
 def test_a_disabled_plugin_adds_no_menu_entry_card_panel_or_route(build):
