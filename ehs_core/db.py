@@ -19,7 +19,18 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.tweens import EXCVIEW
 from pyramid_retry import mark_error_retryable
-from sqlalchemy import DateTime, MetaData, create_engine, event, text
+from sqlalchemy import (
+    DateTime,
+    MetaData,
+    ScalarSelect,
+    Select,
+    create_engine,
+    event,
+    func,
+    literal,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -322,12 +333,10 @@ def includeme(config: Configurator) -> None:
     config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)
 
 
-def count_up_to(stmt: Any, limit: int | None) -> Any:
+def count_up_to(stmt: Select[Any], limit: int | None) -> ScalarSelect[int]:
     """`SELECT count(*)` of `stmt`'s rows as a scalar subquery, reading at
     most `limit` of them (all when None): a count shown as "99+" need not
     read thousands of rows to say so."""
-    from sqlalchemy import func, literal, select
-
     if limit is None:
         return select(func.count()).select_from(stmt.subquery()).scalar_subquery()
     return select(func.count()).select_from(

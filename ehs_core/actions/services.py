@@ -131,7 +131,7 @@ def list_actions(request: Request, scope: str, chosen: str | None
 def open_actions_count(up_to: int | None = None) -> ColumnElement[int]:
     """The actions still to do of the person named by the bound parameter
     `me`, as a scalar SQL expression made once (the menu's badge, see
-    ui.directives.BADGE_PARAMETERS), counting at most `up_to` of them."""
+    ui.directives.badge_parameters), counting at most `up_to` of them."""
     return count_up_to(select(CorrectiveAction.id).where(
         CorrectiveAction.assignee_id == bindparam("me", type_=Integer),
         CorrectiveAction.status.in_(PENDING)), up_to)

@@ -91,7 +91,7 @@ def waiting_count(identity: Identity, up_to: int | None = None) -> ColumnElement
     without loading them. `up_to`: each part stops counting there (the menu
     says "99+"; an exact count read ~6,000 index entries at 100,000
     incidents, 5 ms on every page). The person and organization are the
-    bound parameters `me` and `organization` (ui.directives.BADGE_PARAMETERS):
+    bound parameters `me` and `organization` (ui.directives.badge_parameters):
     the expression is made once per role and bound."""
     return _waiting_count(role_at_least(identity.role, Role.supervisor),
                           role_at_least(identity.role, Role.safety_manager), up_to)

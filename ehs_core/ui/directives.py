@@ -26,11 +26,6 @@ Badge = Callable[[Request], "int | ColumnElement[Any] | None"]
 # A badge above this shows "99+": counts need read no further than one past
 # it (`ehs_core.db.count_up_to`), whatever the size of the queue.
 BADGE_LIMIT = 99
-# A badge expression names the person and their organization as these bound
-# parameters (`bindparam("me")`), whose values the menu passes: so it can be
-# built once, and its SQL compiled once, rather than on every page (building
-# and compiling the core's counts cost a fifth of the list page's CPU).
-BADGE_PARAMETERS = ("me", "organization")
 # Menus of different shapes (roles, enabled plugins) each keep their statement.
 _STATEMENTS_KEPT = 64
 
@@ -140,14 +135,23 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
             pending.append((entry, entry["badge"]))
         shown.append(entry)
     if pending:
-        counts = request.dbsession.execute(_badge_statement(request, [expr for _, expr in pending]), {
-            "me": request.identity.user_id, "organization": request.identity.user.organization_id}).one()
+        counts = request.dbsession.execute(_badge_statement(request, [expr for _, expr in pending]),
+                                           badge_parameters(request)).one()
         for (entry, _), count in zip(pending, counts, strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
         if entry["badge"] is not None:
             entry["badge_text"] = f"{BADGE_LIMIT}+" if entry["badge"] > BADGE_LIMIT else str(entry["badge"])
     return shown
+
+
+def badge_parameters(request: Request) -> dict[str, int]:
+    """The values of the bound parameters a badge expression may name: the
+    person (`bindparam("me")`) and their organization
+    (`bindparam("organization")`). So an expression can be built once, and
+    its SQL compiled once, rather than on every page (building and compiling
+    the core's counts cost a fifth of the list page's CPU)."""
+    return {"me": request.identity.user_id, "organization": request.identity.user.organization_id}
 
 
 def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) -> Any:
