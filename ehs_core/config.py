@@ -19,6 +19,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.plugins")  # add_migrations
     config.include("ehs_core.security")  # add_identity_provider, policy, deny by default
     config.include("ehs_core.db")  # engine, request.dbsession, pyramid_tm, pyramid_retry
+    config.include("ehs_core.refdata")  # track_reference_model: per-worker caches kept current
     config.include("ehs_core.migrations")  # the core's alembic history
     config.include("ehs_core.requestlog")  # X-Request-Id on requests and log lines
     config.include("ehs_core.errors")  # one JSON error shape

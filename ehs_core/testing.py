@@ -28,6 +28,7 @@ from aiosmtpd.controller import Controller
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
+from ehs_core import refdata
 from ehs_core.db import RequestSession
 
 PUBLIC_URL = "http://ehs.test"
@@ -238,12 +239,16 @@ def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
                            expire_on_commit=False, class_=RequestSession)
     original = registry["dbsession_factory"]
     registry["dbsession_factory"] = factory
+    refdata.forget(registry)
     session = factory()
     yield session
     session.close()
     registry["dbsession_factory"] = original
     outer.rollback()
     connection.close()
+    # The rollback takes the reference version back: the values cached under
+    # the numbers this test used must go with it.
+    refdata.forget(registry)
 
 
 # --- HTTP clients ------------------------------------------------------

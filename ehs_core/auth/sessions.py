@@ -33,14 +33,15 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # plain columns: every signed-in request pays for it, so it is one round trip
 # and no ORM loading. It runs on every request, so signing out, deactivation
 # and a role change take effect on the very next request in every worker
-# process (no cache to invalidate).
+# process. (The caches of reference data are keyed by the organization's
+# `reference_version`, read here too: `ehs_core.refdata`.)
 # (The password hash is left out: it is loaded when a password change reads it.)
 USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active,
                 User.created_at)
 # Built once (building a select costs more than running this one).
 IDENTITY = (
     select(UserSession.id, UserSession.created_at, UserSession.last_seen_at, Organization.name,
-           *USER_COLUMNS)
+           Organization.reference_version, *USER_COLUMNS)
     .join(User, User.id == UserSession.user_id)
     .join(Organization, Organization.id == User.organization_id)
     .where(UserSession.token_hash == bindparam("token_hash"))
@@ -84,9 +85,11 @@ class SessionIdentity(Identity):
     tenth of the signed-in floor's CPU, and most requests only read the
     caller's id, role or organization: `account`)."""
 
-    def __init__(self, request: Request, account: Account, organization_name: str) -> None:
+    def __init__(self, request: Request, account: Account, organization_name: str,
+                 reference_version: int = 0) -> None:
         self._request = request
         self._account = account
+        self.reference_version = reference_version
         super().__init__(kind="user", id=account.id, principals=user_principals(account.id, account.role),
                          extra={"organization": {"id": account.organization_id, "name": organization_name}})
 
@@ -118,7 +121,7 @@ def session_identity(request: Request) -> Identity | None:
     row = request.db_connection.execute(IDENTITY, {"token_hash": digest(token)}).first()
     if row is None:
         return None
-    session_id, created_at, last_seen_at, organization_name, *user_values = row
+    session_id, created_at, last_seen_at, organization_name, reference_version, *user_values = row
     account = Account(*user_values)
     now = utcnow()
     if (not account.active or now - last_seen_at > IDLE_TIMEOUT
@@ -128,7 +131,7 @@ def session_identity(request: Request) -> Identity | None:
         request.dbsession.execute(
             update(UserSession).where(UserSession.id == session_id).values(last_seen_at=now)
             .execution_options(synchronize_session=False))
-    return SessionIdentity(request, account, organization_name)
+    return SessionIdentity(request, account, organization_name, reference_version)
 
 
 def start_session(request: Request, response: Response, user: User) -> None:

@@ -33,8 +33,7 @@ from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, Inci
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
 from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
-from ehs_core.sites.models import Site
-from ehs_core.sites.services import site_choices
+from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
@@ -81,7 +80,7 @@ def active_sites(request: Request, include_archived: bool = False) -> list[dict[
 
 def incident_zone_name(request: Request, incident: Incident) -> str | None:
     """The IANA zone of the incident's site (None: the server's)."""
-    return request.dbsession.execute(select(Site.timezone).where(Site.id == incident.site_id)).scalar()
+    return site_timezone(request, incident.site_id)
 
 
 def zone_named(name: str | None, request: Request) -> dt.tzinfo:

@@ -9,10 +9,12 @@ from typing import Any
 from pyramid.request import Request
 from sqlalchemy import literal, select, union_all
 
+from ehs_core import refdata
 from ehs_core.incidents.extensions import sections_for
 from ehs_core.incidents.models import Incident
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.services import site_index
 from ehs_core.users.models import User
 
 
@@ -24,73 +26,44 @@ def occurred_at(incident: Incident) -> str:
 
 
 def user_names(request: Request, ids: set[int | None]) -> dict[int, str]:
+    """The names of these users (deactivated ones too), from every user's
+    name kept per worker (`ehs_core.refdata`, current after any change to a
+    user); without a signed-in caller to key that by, in one query."""
     ids = {i for i in ids if i is not None}
     if not ids:
         return {}
-    return dict(request.dbsession.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
+    if refdata.reference_version(request) is None:
+        return dict(request.dbsession.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
+    everyone = refdata.cached(request, "user_names", _all_names)
+    return {i: everyone[i] for i in ids if i in everyone}
 
 
-# Names read with a page of incidents (see `name_columns`), by kind and id.
-NAMES = "ehs.incident_names"
-
-
-def name_columns() -> tuple[Any, Any, Any]:
-    """The site's, area's and reporter's names as columns of an incident
-    query, so a list page reads them with its incidents instead of in a
-    query of their own (`remember_names` keeps them for `incidents_json`)."""
-    return (select(Site.name).where(Site.id == Incident.site_id).scalar_subquery().label("site_name"),
-            select(Area.name).where(Area.id == Incident.area_id).scalar_subquery().label("area_name"),
-            select(User.name).where(User.id == Incident.reporter_id).scalar_subquery()
-            .label("reporter_name"))
-
-
-def remember_names(request: Request, rows: Any) -> list[Incident]:
-    """The incidents of rows (incident, site name, area name, reporter name),
-    their names kept for this request's `location_and_people`."""
-    names = request.environ.setdefault(NAMES, {"site": {}, "area": {}, "user": {}})
-    incidents = []
-    for incident, site_name, area_name, reporter_name in rows:
-        names["site"][incident.site_id] = site_name
-        if incident.area_id is not None:
-            names["area"][incident.area_id] = area_name
-        if incident.reporter_id is not None:
-            names["user"][incident.reporter_id] = reporter_name
-        incidents.append(incident)
-    return incidents
+def _all_names(request: Request) -> dict[int, str]:
+    return dict(request.dbsession.execute(select(User.id, User.name)).all())
 
 
 def location_and_people(request: Request, incidents: list[Incident]) -> dict[str, dict[int, str]]:
-    """Names of the incidents' sites, areas and reporters, in one query."""
+    """Names of the incidents' sites, areas and reporters: from the
+    reference data each worker keeps (`ehs_core.refdata`: no statement for
+    a signed-in caller), else in one query."""
+    if refdata.reference_version(request) is not None:
+        index = site_index(request)
+        people = user_names(request, {i.reporter_id for i in incidents})
+        return {"site": {i.site_id: index["site"][i.site_id]["name"] for i in incidents
+                         if i.site_id in index["site"]},
+                "area": {i.area_id: index["area"][i.area_id]["name"] for i in incidents
+                         if i.area_id in index["area"]},
+                "user": people}
     wanted = {
         "site": (Site, {i.site_id for i in incidents}),
         "area": (Area, {i.area_id for i in incidents if i.area_id is not None}),
         "user": (User, {i.reporter_id for i in incidents if i.reporter_id is not None}),
     }
     names: dict[str, dict[int, str]] = {kind: {} for kind in wanted}
-    # What this request has loaded already (the signed-in user, a new
-    # report's site and area, the names read with a list page) is not asked
-    # for again.
-    dbsession = request.dbsession
-    read = request.environ.get(NAMES, {})
-    identity = request.identity
-    if identity is not None and identity.is_user and identity.user_id in wanted["user"][1]:
-        names["user"][identity.user_id] = identity.account.name
-        wanted["user"][1].discard(identity.user_id)
-    for kind, (model, ids) in wanted.items():
-        for key in list(ids):
-            if key in read.get(kind, {}):
-                names[kind][key] = read[kind][key]
-                ids.discard(key)
-                continue
-            loaded = dbsession.identity_map.get(dbsession.identity_key(model, key))
-            if loaded is not None and "name" in loaded.__dict__:
-                names[kind][key] = loaded.__dict__["name"]
-                ids.discard(key)
     parts = [select(literal(kind).label("kind"), model.id, model.name).where(model.id.in_(ids))
              for kind, (model, ids) in wanted.items() if ids]
-    if parts:
-        for kind, key, name in request.dbsession.execute(union_all(*parts)):
-            names[kind][key] = name
+    for kind, key, name in request.dbsession.execute(union_all(*parts)):
+        names[kind][key] = name
     return names
 
 

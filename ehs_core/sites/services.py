@@ -9,7 +9,7 @@ from typing import Any
 from pyramid.request import Request
 from sqlalchemy import select
 
-from ehs_core import audit
+from ehs_core import audit, refdata
 from ehs_core.errors import Invalid, NotFound
 from ehs_core.events import SiteUpdated, actor, publish
 from ehs_core.sites.models import ESTABLISHMENT_FIELDS, Area, Site
@@ -53,8 +53,33 @@ def list_sites(request: Request, include_archived: bool) -> list[tuple[Site, lis
 
 def site_choices(request: Request, include_archived: bool) -> list[dict[str, Any]]:
     """Sites and their areas as pickers and filters show them ({id, name,
-    timezone, archived, areas: [{id, name, parentId}]}, by name), in one
-    statement of plain rows: every page with a site picker reads it."""
+    timezone, archived, areas: [{id, name, parentId}]}, by name): every page
+    with a site picker reads them, so each worker keeps them until a site or
+    an area changes (`ehs_core.refdata`). Read only: the value is shared."""
+    return refdata.cached(request, ("site_choices", include_archived),
+                          lambda r: _site_choices(r, include_archived))
+
+
+def site_index(request: Request) -> dict[str, dict[int, Any]]:
+    """Every site and area by id, archived ones too: {"site": {id: site},
+    "area": {id: area}} of `site_choices` (kept per worker likewise), for
+    the names and zones shown beside incidents."""
+    return refdata.cached(request, "site_index", _site_index)
+
+
+def site_timezone(request: Request, site_id: int) -> str | None:
+    """The IANA zone of a site (None: the server's), from `site_index`."""
+    site = site_index(request)["site"].get(site_id)
+    return site["timezone"] if site is not None else None
+
+
+def _site_index(request: Request) -> dict[str, dict[int, Any]]:
+    sites = site_choices(request, include_archived=True)
+    return {"site": {site["id"]: site for site in sites},
+            "area": {area["id"]: area for site in sites for area in site["areas"]}}
+
+
+def _site_choices(request: Request, include_archived: bool) -> list[dict[str, Any]]:
     stmt = (select(Site.id, Site.name, Site.timezone, Site.archived, Area.id, Area.name, Area.parent_id)
             .outerjoin(Area, (Area.site_id == Site.id) if include_archived
                        else (Area.site_id == Site.id) & Area.archived.is_(False))

@@ -16,6 +16,9 @@ class Organization(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Bumped by every change to the sites, areas, users and other reference
+    # data the workers keep in memory (`ehs_core.refdata`).
+    reference_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class User(Base):

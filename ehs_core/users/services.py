@@ -15,6 +15,7 @@ from pyramid.request import Request
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from ehs_core import refdata
 from ehs_core.auth.passwords import passwords
 from ehs_core.db import advisory_lock
 from ehs_core.errors import Conflict, NotFound
@@ -30,7 +31,12 @@ def list_users(request: Request) -> list[User]:
 
 
 def assignable_users(request: Request) -> list[tuple[int, str, str]]:
-    """(id, name, role) of the active users, for choosing an assignee."""
+    """(id, name, role) of the active users, for choosing an assignee (kept
+    per worker until a user changes: `ehs_core.refdata`)."""
+    return refdata.cached(request, "assignable_users", _assignable_users)
+
+
+def _assignable_users(request: Request) -> list[tuple[int, str, str]]:
     return [tuple(row) for row in request.dbsession.execute(
         select(User.id, User.name, User.role).where(User.active.is_(True))
         .order_by(func.lower(User.name), User.id))]

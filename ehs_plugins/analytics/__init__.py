@@ -5,6 +5,8 @@ does, from its cases and hours)."""
 
 from pyramid.config import Configurator
 
+from ehs_plugins.analytics.models import SavedView
+
 
 def includeme(config: Configurator) -> None:
     config.include(".figures")  # add_injury_figures
@@ -14,6 +16,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("views", "/api/views")
     config.add_route("view", r"/api/views/{id:\d{1,9}}")
     config.scan(".views")
+    # The list page's saved views are kept per worker (ehs_core.refdata).
+    config.track_reference_model(SavedView)
     config.include(".pages")
     config.include(".dashboard")
     config.include(".tallies")  # the sums the statistics read, kept by the incidents' events

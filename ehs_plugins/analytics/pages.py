@@ -11,6 +11,7 @@ from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound
 from pyramid.request import Request
 
+from ehs_core import refdata
 from ehs_core.errors import DomainError
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_plugins.analytics import saved_views
@@ -20,13 +21,19 @@ LIST = "incidents"
 
 
 def saved_views_tool(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
-    """The list tool: the caller's views of the incident list as links."""
-    base = request.route_path("page.incidents")
-    views = [{"name": view.name, "shared": view.shared,
-              "url": base + "?" + urlencode(view.filters, doseq=True)}
-             for view in saved_views.visible_views(request, LIST)]
+    """The list tool: the caller's views of the incident list as links, kept
+    per worker until a saved view changes (`ehs_core.refdata`: the list page
+    is the most visited page)."""
+    views = refdata.cached(request, ("saved_views", request.identity.user_id, LIST), _view_links)
     return {"views": views, "filters": filters,
             "can_share": role_at_least(request.identity.role, Role.supervisor)}
+
+
+def _view_links(request: Request) -> list[dict[str, Any]]:
+    base = request.route_path("page.incidents")
+    return [{"name": view.name, "shared": view.shared,
+             "url": base + "?" + urlencode(view.filters, doseq=True)}
+            for view in saved_views.visible_views(request, LIST)]
 
 
 def save_list_view(request: Request) -> Any:

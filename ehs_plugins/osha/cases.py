@@ -8,14 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from babel.dates import format_datetime
-from pyramid.registry import Registry
-from sqlalchemy.orm import Session
 
 from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.serialize import iso
-from ehs_core.sites.models import Site
-from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
@@ -77,13 +73,6 @@ def recalculate(case: InjuryCase) -> None:
     case.outcome = result.outcome.value if result.outcome else None
     case.effective_case_type = result.case_type.value if result.case_type else None
     case.effective_privacy = result.privacy
-
-
-def incident_zone(dbsession: Session, registry: Registry, incident: Incident) -> dt.tzinfo:
-    """The zone of the incident's establishment (its site's, else the
-    server's): its records show the event on the establishment's clock."""
-    site = dbsession.get(Site, incident.site_id)
-    return site_zone(site.timezone if site is not None else None, registry)
 
 
 @dataclass(frozen=True)

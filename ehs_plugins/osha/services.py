@@ -14,7 +14,9 @@ from ehs_core.db import utcnow
 from ehs_core.errors import Conflict, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
-from ehs_plugins.osha.cases import incident_zone, recalculate
+from ehs_core.sites.services import site_timezone
+from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha.cases import recalculate
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import MAX_DAYS
@@ -27,8 +29,10 @@ NO_ONE_HURT = ("near_miss", "hazard")
 
 
 def zone_of(request: Request, incident: Incident) -> Any:
-    """The establishment's clock for this incident (its site's zone)."""
-    return incident_zone(request.dbsession, request.registry, incident)
+    """The establishment's clock for this incident: its site's zone, else
+    the server's (the records show the event on the establishment's clock),
+    from the sites each worker keeps."""
+    return site_zone(site_timezone(request, incident.site_id), request.registry)
 
 
 def load_incident(request: Request, number: int, lock: bool = False) -> Incident:

@@ -285,6 +285,42 @@ def test_a_role_change_takes_effect_on_the_next_request_in_every_worker(server):
     assert answers_everywhere(server, "/api/users", cookie) == {200: 32}
 
 
+def answered_everywhere(server: Server, path: str, cookie: str, count: int = 32) -> list[dict]:
+    """The bodies of `count` requests released together (see `answers_everywhere`)."""
+    answers = at_once(count, lambda i: server.request("GET", path, cookie=cookie))
+    assert {status for status, _, _ in answers} == {200}, server_errors(server)
+    return [body for _, body, _ in answers]
+
+
+def test_reference_data_changes_show_on_the_next_request_in_every_worker(server):
+    """Sites, areas and people's names are kept in each worker's memory
+    (ehs_core.refdata): a rename, a new area and a deactivation must still
+    show on the very next request, whichever worker answers it."""
+    site = server.request("POST", "/api/sites", {"name": "Depot"}, server.admin)[1]["id"]
+    reporter = create_user(server, "reporter")
+    cookie = server.login(reporter["email"])
+    status, filed, _ = server.request("POST", "/api/incidents", incident_body(site), cookie)
+    assert status == 201, filed
+    path = f"/api/incidents/{filed['number']}"
+    assert {body["siteName"] for body in answered_everywhere(server, path, server.admin)} == {"Depot"}
+    assert reporter["id"] in {u["id"] for body in answered_everywhere(server, "/api/users/assignable",
+                                                                      server.admin) for u in body}
+
+    server.request("PATCH", f"/api/sites/{site}", {"name": "Depot East"}, server.admin)
+    server.request("PATCH", f"/api/users/{reporter['id']}", {"name": "Renamed Reporter"}, server.admin)
+    bodies = answered_everywhere(server, path, server.admin)
+    shown = {(body["siteName"], body["reporter"]["name"]) for body in bodies}
+    assert shown == {("Depot East", "Renamed Reporter")}
+
+    area = server.request("POST", f"/api/sites/{site}/areas", {"name": "Yard"}, server.admin)[1]["id"]
+    server.request("PATCH", path, {"areaId": area}, server.admin)
+    assert {body["areaName"] for body in answered_everywhere(server, path, server.admin)} == {"Yard"}
+
+    server.request("PATCH", f"/api/users/{reporter['id']}", {"active": False}, server.admin)
+    assert not {u["id"] for body in answered_everywhere(server, "/api/users/assignable", server.admin)
+                for u in body} & {reporter["id"]}
+
+
 def test_the_export_streams_its_rows_in_a_read_without_a_transaction(server):
     """Safe requests read in autocommit on PostgreSQL; the export's
     server-side cursor needs a transaction all the same."""
