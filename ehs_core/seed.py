@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from ehs_core import audit
@@ -482,6 +482,12 @@ class IncidentWriter:
                                      "created_at": created})
         ctx.insert(Investigation, investigations)
         self.count("investigations", len(investigations))
+        if investigations:  # the lead's copy the queues read (investigation.services)
+            table = Incident.__table__
+            ctx.session.execute(
+                update(table).where(table.c.id == bindparam("b_id"))
+                .values(investigation_lead_id=bindparam("b_lead")),
+                [{"b_id": row["incident_id"], "b_lead": row["lead_id"]} for row in investigations])
         cause_ids = ctx.insert(RootCause, causes, ids=True)
         self.count("root_causes", len(cause_ids))
         causes_of: dict[int, list[int]] = {}

@@ -1,18 +1,21 @@
 """An incident's audit trail as the timeline endpoint and the incident page
-show it: oldest first, each entry with its actor's name (none for an
+show it: oldest first, only the entries the caller may read (`readable`:
+the restricted actions of plugins), each with its actor's name (none for an
 anonymous report)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import Integer, Select, String, bindparam, cast, literal, null, select, union_all
 
+from ehs_core.audit import readable
 from ehs_core.audit.models import AuditEntry
-from ehs_core.incidents.models import Incident
+from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.serialize import user_names
 
 # How each kind of entry reads on the page.
@@ -31,9 +34,29 @@ SUMMARIES = {
 }
 
 
+class HistoryRow(NamedTuple):
+    """An audit entry as the incident page reads it (plain columns)."""
+
+    id: int
+    at: dt.datetime
+    actor_id: int | None
+    action: str
+    changes: dict[str, Any] | None
+
+
+class CommentRow(NamedTuple):
+    """A comment as the incident page reads it (plain columns)."""
+
+    id: int
+    created_at: dt.datetime
+    author_id: int | None
+    body: str
+    transition_to: str | None
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
-    entry: AuditEntry
+    entry: AuditEntry | HistoryRow
     actor_name: str | None
 
     @property
@@ -60,16 +83,36 @@ class TimelineEntry:
 
 
 def audit_entries(request: Request, incident: Incident) -> list[AuditEntry]:
-    return list(request.dbsession.execute(
+    """The incident's entries the caller may read, oldest first."""
+    return readable(request, list(request.dbsession.execute(
         select(AuditEntry).where(AuditEntry.incident_id == incident.id)
-        .order_by(AuditEntry.at, AuditEntry.id)).scalars())
+        .order_by(AuditEntry.at, AuditEntry.id)).scalars()))
 
 
-def timeline_entries(request: Request, incident: Incident, entries: list[AuditEntry] | None = None,
-                     names: dict[int, str] | None = None) -> list[TimelineEntry]:
-    """`entries` and `names` when the caller has read them already (the
-    incident page reads the names of commenters and actors at once)."""
-    entries = audit_entries(request, incident) if entries is None else entries
-    if names is None:
-        names = user_names(request, {e.actor_id for e in entries})
-    return [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None) for e in entries]
+@functools.cache
+def _comments_and_history() -> Select[Any]:
+    """The statement, built once (building it cost as much as running it)."""
+    incident = bindparam("incident", type_=Integer)
+    history = select(literal("a").label("kind"), AuditEntry.id, AuditEntry.at.label("at"),
+                     AuditEntry.actor_id.label("who"), AuditEntry.action.label("text"),
+                     cast(null(), String).label("transition_to"), AuditEntry.changes.label("changes")
+                     ).where(AuditEntry.incident_id == incident)
+    said = select(literal("c"), Comment.id, Comment.created_at, Comment.author_id, Comment.body,
+                  Comment.transition_to, cast(null(), AuditEntry.changes.type)
+                  ).where(Comment.incident_id == incident)
+    both = union_all(history, said).subquery()
+    return select(both).order_by(both.c.at, both.c.id)
+
+
+def comments_and_history(request: Request,
+                         incident: Incident) -> tuple[list[CommentRow], list[TimelineEntry]]:
+    """The incident page's comments and history (the entries the caller may
+    read), oldest first, in one statement of plain rows; the names are the
+    worker's reference data (`user_names`)."""
+    rows = request.dbsession.execute(_comments_and_history(), {"incident": incident.id}).all()
+    comments = [CommentRow(r.id, r.at, r.who, r.text, r.transition_to) for r in rows if r.kind == "c"]
+    entries = readable(request, [HistoryRow(r.id, r.at, r.who, r.text, r.changes)
+                                 for r in rows if r.kind == "a"])
+    names = user_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
+    return comments, [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None)
+                      for e in entries]

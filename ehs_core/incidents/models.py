@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -55,6 +56,9 @@ class IncidentCounter(Base):
     last_number: Mapped[int] = mapped_column(Integer, default=0)
 
 
+UNDER_INVESTIGATION = text("status = 'investigation'")
+
+
 class Incident(Base):
     __tablename__ = "incidents"
     __table_args__ = (
@@ -70,6 +74,10 @@ class Incident(Base):
         # check each incident under investigation without reading it.
         Index("ix_incidents_org_status_number", "organization_id", "status", "number",
               postgresql_include=["id"]),
+        # The investigations waiting for a person (no lead, or theirs): only
+        # the incidents under investigation, by their investigation's lead.
+        Index("ix_incidents_investigation_lead", "organization_id", "investigation_lead_id",
+              postgresql_where=UNDER_INVESTIGATION, sqlite_where=UNDER_INVESTIGATION),
         # Statistics, the OSHA log and rates select by when incidents occurred.
         Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
         # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
@@ -109,6 +117,12 @@ class Incident(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     closed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A copy of the investigation's lead, kept by `investigation.services`
+    # (the one place that sets a lead), so that "under investigation and
+    # waiting for me" reads one small index instead of checking the
+    # investigation of every incident under investigation (3 ms on every
+    # page at 100,000 incidents). Not part of the incident's JSON.
+    investigation_lead_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     @property
     def reference(self) -> str | None:

@@ -18,13 +18,16 @@ from urllib.parse import urlencode
 
 import colander
 from babel.numbers import format_decimal
+from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
+from pyramid_jinja2 import IJinja2Environment
 from sqlalchemy import select
 
+from ehs_core import refdata
 from ehs_core.attachments import storage
-from ehs_core.audit.timeline import audit_entries, timeline_entries
+from ehs_core.audit.timeline import comments_and_history
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
@@ -36,7 +39,16 @@ from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
-from ehs_core.ui.forms import BOOL, INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.forms import (
+    BOOL,
+    INT,
+    OPTIONAL_INT,
+    OPTIONAL_TEXT,
+    TEXT,
+    errors_of,
+    json_values,
+    local_to_iso,
+)
 from ehs_core.ui.rendering import LOCALE
 from ehs_core.workflow import transitions_for
 from ehs_core.workflow.transitions import move_incident
@@ -87,21 +99,6 @@ def zone_named(name: str | None, request: Request) -> dt.tzinfo:
     return zone_of(name, request.registry)
 
 
-def local_to_iso(value: Any, zone: dt.tzinfo) -> Any:
-    """A datetime-local field ("2026-03-01T08:15") read in the site's zone,
-    as the ISO instant with offset the API takes; anything else is passed on
-    for the schema to refuse in its own words."""
-    if not isinstance(value, str):
-        return value
-    try:
-        moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
-        return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone)
-    return moment.isoformat()
-
-
 def site_zone(request: Request, sites: list[dict[str, Any]], site_id: Any) -> dt.tzinfo:
     """The chosen site's zone (the server's before one is chosen)."""
     for site in sites:
@@ -119,6 +116,40 @@ def report_values(request: Request, sites: list[dict[str, Any]], spec: dict[str,
 
 
 # --- list -------------------------------------------------------------------
+
+
+def filter_options(request: Request) -> dict[str, Any]:
+    """The site and area filters' options as (value, label), areas grouped
+    by site: plain tuples, so the list page does not look up each of a
+    hundred options' attributes (kept per worker with the sites)."""
+    sites = active_sites(request)
+    return {"sites": [(str(s["id"]), s["name"]) for s in sites],
+            "areas": [(s["name"], [(str(a["id"]), a["name"]) for a in s["areas"]])
+                      for s in sites if s["areas"]]}
+
+
+def filters_form(request: Request) -> Markup:
+    """The list's filter form, rendered once per worker for each set of
+    chosen filters (and the sites and areas: `ehs_core.refdata`) when no
+    text is searched; the form of a text search (its words shown in the
+    field) is rendered each time. Its hundred site and area options were a
+    third of the list page's rendering."""
+    selected = {key: request.GET.getall(key) for key in LIST_FILTERS}
+    q = request.GET.get("q", "")
+
+    def render(_request: Request) -> Markup:
+        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
+        options = refdata.cached(request, "incident_list_filters", filter_options)
+        html = environment.get_template("incidents/filters.html").render(
+            request=request, q=q, selected=selected, types=list(IncidentType), severities=list(Severity),
+            statuses=list(Status), filter_options=options)
+        return Markup(html)  # noqa: S704 (an autoescaping template's output)
+
+    if q:
+        return render(request)
+    key = ("incident_list_filter_form", request.locale_name,
+           tuple((k, tuple(v)) for k, v in selected.items() if v))
+    return refdata.cached(request, key, render)
 
 
 def list_query_params(request: Request) -> dict[str, Any]:
@@ -159,7 +190,8 @@ def incident_list(request: Request) -> dict[str, Any]:
         "total_text": format_decimal(page.total, locale=LOCALE),
         "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},
         "q": request.GET.get("q", ""), "sites": sites, "zones": {s["id"]: s["timezone"] for s in sites},
-        "types": list(IncidentType), "severities": list(Severity), "statuses": list(Status),
+        # Each row's link: the page route's path, the number appended.
+        "incident_path": request.route_path("page.incidents") + "/",
         "query_string": urlencode(base),
         "page_url": lambda n: request.route_path("page.incidents", _query=[*base, ("page", n)]),
         "export_url": request.route_path("incidents.export", _query=[(k, v) for k, v in base if k != "q"]
@@ -172,7 +204,8 @@ def incident_list_page(request: Request) -> dict[str, Any]:
     """The whole page, or only the results when htmx asks for them."""
     if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
         request.override_renderer = "incidents/results.html"
-    return incident_list(request)
+        return incident_list(request)
+    return incident_list(request) | {"filters_form": filters_form(request)}
 
 
 def go_to_incident(request: Request) -> HTTPFound:
@@ -214,12 +247,10 @@ def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
 
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
-    """Comments and the history, with everyone's name in one query."""
-    items = comments.list_comments(request, incident)
-    entries = audit_entries(request, incident)
-    names = user_names(request, {c.author_id for c in items} | {e.actor_id for e in entries})
-    return {"comments": items, "comment_authors": names,
-            "timeline": timeline_entries(request, incident, entries, names)}
+    """Comments and the history, read together."""
+    said, timeline = comments_and_history(request, incident)
+    return {"comments": said, "comment_authors": user_names(request, {c.author_id for c in said}),
+            "timeline": timeline}
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import datetime as dt
 import functools
 from dataclasses import dataclass, field
 
-from sqlalchemy import Integer, bindparam, exists, func, or_, select
+from sqlalchemy import Integer, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -18,7 +18,6 @@ from ehs_core.actions.services import open_actions_count
 from ehs_core.db import count_up_to
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
-from ehs_core.investigation.models import Investigation
 from ehs_core.security import Identity, Role, role_at_least
 
 # How far back "recent" serious incidents go.
@@ -36,13 +35,12 @@ class Queues:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def led_by_someone_else(me: int | BindParameter[int]) -> object:
-    """The incident's investigation has a lead other than the person `me`
-    (an id, or a bound parameter). A correlated EXISTS, read only for
-    incidents under investigation (an anti-join would read every
-    investigation of the organization)."""
-    return exists().where(Investigation.incident_id == Incident.id, Investigation.lead_id.is_not(None),
-                          Investigation.lead_id != me)
+def waiting_for_lead(me: int | BindParameter[int]) -> ColumnElement[bool]:
+    """Under investigation without a lead, or led by the person `me` (an id,
+    or a bound parameter): along `ix_incidents_investigation_lead`, through
+    the lead's copy on the incident (`Incident.investigation_lead_id`)."""
+    return (Incident.status == Status.investigation) & or_(Incident.investigation_lead_id.is_(None),
+                                                           Incident.investigation_lead_id == me)
 
 
 def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
@@ -65,8 +63,7 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
         queues.triage, queues.counts["triage"] = _incidents(
             dbsession, identity, Incident.status.in_((Status.reported, Status.triage)))
         queues.investigation, queues.counts["investigation"] = _incidents(
-            dbsession, identity, Incident.status == Status.investigation,
-            ~led_by_someone_else(identity.user_id))
+            dbsession, identity, waiting_for_lead(identity.user_id))
     if role_at_least(role, Role.safety_manager):
         queues.verification, queues.counts["verification"] = _incidents(
             dbsession, identity, Incident.status == Status.verification)
@@ -108,7 +105,7 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
         parts.append(count_up_to(select(Incident.id).where(
             org, Incident.status.in_((Status.reported, Status.triage))), up_to))
         parts.append(count_up_to(select(Incident.id).where(
-            org, Incident.status == Status.investigation, ~led_by_someone_else(me)), up_to))
+            org, waiting_for_lead(me)), up_to))
     if safety_manager:
         parts.append(count_up_to(select(Incident.id).where(
             org, Incident.status == Status.verification), up_to))

@@ -42,6 +42,9 @@ def put_investigation(request: Request, incident: Incident,
     for key, value in data.items():
         setattr(item, INVESTIGATION_FIELDS[key], value)
     item.updated_at = utcnow()
+    # The lead's copy the queues read (Incident.investigation_lead_id).
+    if incident.investigation_lead_id != item.lead_id:
+        incident.investigation_lead_id = item.lead_id
     dbsession.flush()
     changes = audit.diff({} if created else before, data)
     if created or changes:

@@ -9,6 +9,7 @@ issues come back keyed by field name, to be shown next to each field.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -47,6 +48,21 @@ def json_values(form: Mapping[str, Any], spec: dict[str, str]) -> dict[str, Any]
         else:
             values[name] = raw
     return values
+
+
+def local_to_iso(value: Any, zone: dt.tzinfo) -> Any:
+    """A datetime-local field ("2026-03-01T08:15") read in the site's zone,
+    as the ISO instant with offset the API takes; anything else is passed on
+    for the schema to refuse in its own words."""
+    if not isinstance(value, str):
+        return value
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.isoformat()
 
 
 def issues_by_field(issues: list[dict[str, str]] | None, message: str | None = None) -> dict[str, str]:

@@ -7,7 +7,7 @@ import datetime as dt
 from functools import lru_cache
 
 from babel import Locale
-from babel.dates import format_date, format_datetime, format_timedelta
+from babel.dates import format_date, format_timedelta
 from babel.numbers import format_decimal
 from jinja2 import Environment, pass_context
 from jinja2.runtime import Context
@@ -19,6 +19,7 @@ from ehs_core.sites.zones import site_zone
 
 # A parsed Locale: babel's formatters parse a locale name on every call.
 LOCALE = Locale.parse("en")
+MONTHS = LOCALE.months["format"]["abbreviated"]
 # Templates named by an asset spec of a plugin package translate in that
 # plugin's domain; the core's own templates in "ehs".
 DEFAULT_DOMAIN = "ehs"
@@ -36,23 +37,46 @@ def domain_of(template_name: str | None) -> str:
     return "ehs_" + package.rsplit(".", 1)[-1]
 
 
-@pass_context
-def _gettext(context: Context, message: str) -> str:
-    # Jinja's new-style gettext fills in the %(name)s placeholders itself, so
-    # the catalogue is asked directly (Localizer.translate would wrap each of
-    # a page's fifty strings in a TranslationString first).
+def _translated(context: Context, message: str) -> str:
+    """The catalogue's translation of `message` in the template's domain.
+    The catalogues do not change while the process runs, so each string is
+    looked up once (a page has fifty; a lookup walks the domain's fallback
+    chain). The catalogue is asked directly: Localizer.translate would wrap
+    each string in a TranslationString first."""
     request = get_current_request()
     if request is None:
         return message
-    return request.localizer.translations.dugettext(domain_of(context.name), message)
+    translations = request.localizer.translations
+    memo = translations.__dict__.setdefault("_ehs_memo", {})
+    key = (domain_of(context.name), message)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = translations.dugettext(key[0], message)
+    return found
+
+
+def _formatted(context: Context, text: str, variables: dict) -> str:
+    """Jinja's new-style gettext: the %(name)s placeholders filled in
+    (escaped in an autoescaping template); "%%" is read as "%" as there."""
+    if context.eval_ctx.autoescape:
+        text = Markup(text)  # noqa: S704 (a catalogue's string: placeholders are escaped by %)
+    return text % variables if variables or "%" in text else text
 
 
 @pass_context
-def _ngettext(context: Context, singular: str, plural: str, n: int) -> str:
+def _gettext(context: Context, message: str, **variables: object) -> str:
+    return _formatted(context, _translated(context, message), variables)
+
+
+@pass_context
+def _ngettext(context: Context, singular: str, plural: str, n: int, **variables: object) -> str:
+    variables.setdefault("num", n)
     request = get_current_request()
     if request is not None:
-        return request.localizer.translations.dungettext(domain_of(context.name), singular, plural, n)
-    return singular if n == 1 else plural
+        text = request.localizer.translations.dungettext(domain_of(context.name), singular, plural, n)
+    else:
+        text = singular if n == 1 else plural
+    return _formatted(context, text, variables)
 
 
 def zone_named(name: str | None, registry: Registry | None = None) -> dt.tzinfo:
@@ -77,7 +101,10 @@ def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = 
     moment = local(moment, zone, registry)
     if moment is None:
         return ""
-    text = format_datetime(moment, "d MMM y, HH:mm", locale=LOCALE)
+    # Babel's pattern "d MMM y, HH:mm" with its month names, written out
+    # directly: format_datetime parses the pattern and looks each field up
+    # again for every one of a list page's 25 rows.
+    text = f"{moment.day} {MONTHS[moment.month]} {moment.year}, {moment:%H:%M}"
     return f"{text} {moment.tzname()}" if with_zone else text
 
 
@@ -129,7 +156,12 @@ def nl2br(text: str | None) -> Markup:
 
 
 def setup(env: Environment, registry: Registry) -> None:
-    env.install_gettext_callables(_gettext, _ngettext, newstyle=True)
+    # New-style gettext (placeholders filled by the call), with callables of
+    # our own rather than Jinja's wrappers around plain ones: a lookup per
+    # string and no formatting of a string without placeholders.
+    env.install_gettext_callables(lambda s: s, lambda s, p, n: s if n == 1 else p, newstyle=True)
+    # `_` is Jinja's alias that looks `gettext` up again on every call.
+    env.globals.update(gettext=_gettext, ngettext=_ngettext, _=_gettext)
     env.filters.update({"when": when, "day": day, "machine_time": machine_time, "ago": ago,
                         "label": label, "number": number, "nl2br": nl2br})
     env.globals.update({"zone_named": zone_named})

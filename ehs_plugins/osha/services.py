@@ -80,6 +80,38 @@ def list_cases(request: Request, incident: Incident) -> list[InjuryCase]:
         InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars())
 
 
+# What this request has read of incidents' cases and counts, by incident id:
+# the incident page shows them twice (the detail's count, the panel).
+READ = "ehs.osha.cases_read"
+COUNTED = "ehs.osha.counted"
+
+
+def cases_of(request: Request, incident: Incident) -> list[InjuryCase]:
+    """`list_cases`, read once per request (forgotten when a case changes)."""
+    read = request.environ.setdefault(READ, {})
+    if incident.id not in read:
+        read[incident.id] = list_cases(request, incident)
+    return read[incident.id]
+
+
+def counts_of(request: Request, incidents: list[Incident]) -> dict[int, int]:
+    """How many cases each incident has (the injured count everyone who
+    may see the incident sees), read once per request."""
+    counted = request.environ.setdefault(COUNTED, {})
+    wanted = [i.id for i in incidents if i.id not in counted]
+    if wanted:
+        found = dict(request.dbsession.execute(
+            select(InjuryCase.incident_id, func.count()).where(InjuryCase.incident_id.in_(wanted))
+            .group_by(InjuryCase.incident_id)).all())
+        counted.update({i: found.get(i, 0) for i in wanted})
+    return {i.id: counted[i.id] for i in incidents}
+
+
+def forget_read(request: Request) -> None:
+    request.environ.pop(READ, None)
+    request.environ.pop(COUNTED, None)
+
+
 def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[InjuryCase, Incident]:
     """The next case of the incident (one per injured or ill person)."""
     incident = load_incident(request, number, lock=True)  # serialises case numbering per incident
@@ -99,6 +131,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
     apply_answers(case, data)
     request.dbsession.add(case)
     request.dbsession.flush()
+    forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="created", before=None,
                                  actor_id=actor(request)))
     return case, incident
@@ -108,12 +141,14 @@ def update_case(request: Request, case: InjuryCase, incident: Incident, data: di
     """Change a case's answers; the decision is recalculated."""
     before = decision(case)
     apply_answers(case, data)
+    forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="updated", before=before,
                                  actor_id=actor(request)))
     return case
 
 
 def delete_case(request: Request, case: InjuryCase, incident: Incident) -> None:
+    forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="deleted",
                                  before=decision(case), actor_id=actor(request)))
     request.dbsession.delete(case)

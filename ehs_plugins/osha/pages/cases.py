@@ -16,10 +16,9 @@ from pyramid.request import Request
 
 from ehs_core.errors import DomainError
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.pages import local_to_iso
 from ehs_core.security import Permission
 from ehs_core.sites.models import Site
-from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_plugins.osha import services
 from ehs_plugins.osha.cases import answers, case_number, missing_fields, severe_deadline
 from ehs_plugins.osha.models import InjuryCase
@@ -82,7 +81,7 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
         if not count and incident.type in NO_ONE_HURT:
             return None
         return {"manage": False, "count": count}
-    cases = services.list_cases(request, incident)
+    cases = services.cases_of(request, incident)
     if not cases and incident.type in NO_ONE_HURT:
         return None
     zone = services.zone_of(request, incident)

@@ -59,6 +59,19 @@ def test_a_supervisor_sees_only_the_count(manager, make_user, injury):
     assert "Injury records" not in page.text  # no menu entry
 
 
+def test_the_incident_history_shows_case_decisions_only_to_whom_the_api_shows_them(manager, make_user,
+                                                                                     injury):
+    """The page's history reads the trail through the same rule as the
+    timeline endpoint (restricted actions, `add_restricted_audit_action`)."""
+    new_case(manager, injury, "Jane Roe", **WORK, medicalTreatment=True)
+    supervisor = make_user("supervisor")
+    for browser, shown in ((manager, True), (supervisor, False)):
+        api = {e["action"] for e in browser.get(f"/api/incidents/{injury}/timeline").json}
+        history = browser.get(f"/incidents/{injury}").html.select_one("#timeline").get_text(" ", strip=True)
+        assert ("osha.case_decision" in api) is shown
+        assert ("osha case decision" in history) is shown, history
+
+
 def test_answers_change_the_decision_without_saving(manager, injury):
     case = new_case(manager, injury, "Jane Roe")
     page = manager.get(f"/osha/cases/{case['id']}")
