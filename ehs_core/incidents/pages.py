@@ -50,7 +50,7 @@ from ehs_core.ui.forms import (
     local_to_iso,
 )
 from ehs_core.ui.rendering import LOCALE
-from ehs_core.workflow import transitions_for
+from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
 
 PAGE = r"/incidents/{number:\d{1,9}}"
@@ -223,12 +223,8 @@ def go_to_incident(request: Request) -> HTTPFound:
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
     item = incident_json(request, incident, detail=True)
-    transitions = transitions_for(request, incident)
-    can = {
-        "update": bool(request.has_permission(Permission.update_incident, context)),
-        "comment": bool(request.has_permission(Permission.comment_incident, context)),
-        "upload": bool(request.has_permission(Permission.upload_attachment, context)),
-    }
+    transitions = moves(request, incident)  # as the detail's `transitions` section read them
+    can = item["can"]  # the detail's `can` section: the same permissions, asked once
     zone_name = incident_zone_name(request, incident)
     statuses = list(Status)
     return {

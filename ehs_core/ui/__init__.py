@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
+from pyramid.request import Request
 
 from ehs_core.ui.directives import (
     add_dashboard_card,
@@ -86,6 +87,21 @@ NOTICES = {
 }
 
 
+# The layout's own files, by name under ehs_core:static.
+ASSETS = ("app.css", "print.css", "vendor/htmx-2.0.11.min.js", "app.js")
+
+
+def assets(request: Request) -> dict[str, str]:
+    """The URL paths of the layout's files, made once per mount point (each
+    `static_path` resolves the asset spec again: a twentieth of a page)."""
+    kept = request.registry.setdefault("ui.asset_paths", {})
+    found = kept.get(request.script_name)
+    if found is None:
+        found = kept[request.script_name] = {name: request.static_path(f"ehs_core:static/{name}")
+                                             for name in ASSETS}
+    return found
+
+
 def layout_values(event: BeforeRender) -> None:
     """What the layout needs on every page: the menu, the organization's
     name and a notice after a redirect."""
@@ -96,6 +112,7 @@ def layout_values(event: BeforeRender) -> None:
     identity = request.identity
     signed_in = bool(identity and identity.is_user)
     event.setdefault("nav", nav_items(request) if signed_in else [])
+    event.setdefault("assets", assets(request))
     if "organization_name" not in event:
         # The signed-in identity read the organization's name with the session.
         organization = identity.extra.get("organization") if signed_in else None

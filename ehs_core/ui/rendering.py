@@ -55,6 +55,10 @@ def _translated(context: Context, message: str) -> str:
     return found
 
 
+# Finished strings without placeholders, by autoescaping and (locale, domain, message).
+_MEMO: dict[bool, dict[tuple[str | None, str, str], str]] = {}
+
+
 def _formatted(context: Context, text: str, variables: dict) -> str:
     """Jinja's new-style gettext: the %(name)s placeholders filled in
     (escaped in an autoescaping template); "%%" is read as "%" as there."""
@@ -65,7 +69,16 @@ def _formatted(context: Context, text: str, variables: dict) -> str:
 
 @pass_context
 def _gettext(context: Context, message: str, **variables: object) -> str:
-    return _formatted(context, _translated(context, message), variables)
+    if variables:
+        return _formatted(context, _translated(context, message), variables)
+    # Without placeholders to fill, the finished string is kept as well.
+    request = get_current_request()
+    memo = _MEMO.setdefault(context.eval_ctx.autoescape, {})
+    key = (request.localizer.locale_name if request is not None else None, domain_of(context.name), message)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _formatted(context, _translated(context, message), variables)
+    return found
 
 
 @pass_context
