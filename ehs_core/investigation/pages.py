@@ -31,7 +31,6 @@ from ehs_core.investigation.schemas import (
 )
 from ehs_core.security import Permission
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
-from ehs_core.users.services import assignable_users
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 CAUSE = PAGE + r"/root-causes/{cause:\d{1,9}}"
@@ -69,13 +68,12 @@ def workspace_values(request: Request, context: IncidentContext,
     causes = all_causes[incident.id]
     can_manage = bool(request.has_permission(Permission.manage_investigation, context))
     can_add_action = bool(request.has_permission(Permission.update_incident, context))
-    people = assignable_users(request) if can_manage or can_add_action else []
     lead_name = None
     if investigation is not None and investigation.lead_id is not None:
         lead_name = user_names(request, {investigation.lead_id}).get(investigation.lead_id)
     return {"incident": incident, "investigation": investigation, "lead_name": lead_name,
             "causes": causes, "bones": fishbone(causes), "categories": CATEGORIES, "methods": METHODS,
-            "people": people, "max_whys": MAX_WHYS,
+            "max_whys": MAX_WHYS,
             "can_manage_investigation": can_manage, "can_add_action": can_add_action,
             "closed": incident.status == "closed",
             "ws_errors": errors or {}, "ws_values": values or {}, "ws_focus": focus}

@@ -16,6 +16,7 @@ from pyramid.registry import Registry
 from pyramid.threadlocal import get_current_request
 
 from ehs_core.sites.zones import site_zone
+from ehs_core.ui.forms import person_options
 
 # A parsed Locale: babel's formatters parse a locale name on every call.
 LOCALE = Locale.parse("en")
@@ -177,6 +178,6 @@ def setup(env: Environment, registry: Registry) -> None:
     env.globals.update(gettext=_gettext, ngettext=_ngettext, _=_gettext)
     env.filters.update({"when": when, "day": day, "machine_time": machine_time, "ago": ago,
                         "label": label, "number": number, "nl2br": nl2br})
-    env.globals.update({"zone_named": zone_named})
+    env.globals.update({"zone_named": zone_named, "person_options": person_options})
     env.trim_blocks = True
     env.lstrip_blocks = True

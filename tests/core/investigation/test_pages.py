@@ -161,3 +161,30 @@ def test_add_a_corrective_action_for_a_cause(team, number):
     assert 'id="title-error"' in refused.text and 'id="dueDate-error"' in refused.text
     team["reporter"].post(f"/incidents/{number}/actions", {"title": "Mine"}, status=403)
     assert len(detail(boss, number)["actions"]) == 1
+
+
+def picker(page, select_id: str) -> list[tuple[str, str, bool]]:
+    """(value, label, selected) of a select's options, as a browser reads them."""
+    found = re.search(rf'<select id="{select_id}"[^>]*>(.*?)</select>', page.text, re.S)
+    return [(value, label, bool(chosen)) for value, chosen, label in
+            re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', found.group(1))]
+
+
+def test_the_people_pickers_list_everyone_active_with_the_lead_chosen(team, number, make_user):
+    boss = team["supervisor"]
+    odd = make_user("reporter", name="Zoë <b>O'Hara</b> & Co")
+    boss.put_json(f"/api/incidents/{number}/investigation", {"leadId": team["manager"].user["id"]})
+    lead = picker(boss.get(f"/incidents/{number}"), "inv-lead")
+    assert lead[0] == ("", "Nobody yet", False)
+    assert [label for _, label, chosen in lead if chosen] == ["Sue Safety (Safety manager)"]
+    assert (str(odd.user["id"]), "Zoë &lt;b&gt;O&#39;Hara&lt;/b&gt; &amp; Co (Reporter)", False) in lead
+    assignees = picker(boss.get(f"/incidents/{number}"), "action-assignee")
+    assert [value for value, *_ in assignees] == [value for value, *_ in lead]
+    assert not any(chosen for *_, chosen in assignees)
+    # The lists follow people's changes on the next page.
+    team["admin"].patch_json(f"/api/users/{odd.user['id']}", {"name": "Zoe Hara"})
+    team["admin"].patch_json(f"/api/users/{team['reporter'].user['id']}", {"active": False})
+    lead = picker(boss.get(f"/incidents/{number}"), "inv-lead")
+    assert (str(odd.user["id"]), "Zoe Hara (Reporter)", False) in lead
+    assert str(team["reporter"].user["id"]) not in [value for value, *_ in lead]
+    assert [label for _, label, chosen in lead if chosen] == ["Sue Safety (Safety manager)"]
