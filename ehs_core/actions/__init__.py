@@ -4,17 +4,18 @@ digest of what is due."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import person, user_names
+from ehs_core.rowsjson import DATE, INSTANT, columns_of, decoder, json_rows
 from ehs_core.serialize import iso
 from ehs_core.sites.zones import server_zone  # due dates are judged in the server's zone
 from ehs_core.users.models import User
@@ -54,17 +55,37 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
     return items
 
 
-def actions_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    # The assignees' names come with the actions: one query, not two.
+class ActionRow(NamedTuple):
+    """An action as an incident's JSON shows it, with its assignee's name."""
+
+    id: int
+    title: str
+    description: str | None
+    kind: str
+    assignee_id: int | None
+    due_date: dt.date | None
+    root_cause_id: int | None
+    status: str
+    created_at: Any
+    updated_at: Any
+    done_at: Any
+    assignee_name: str | None
+
+
+_decode = decoder(ActionRow, due_date=DATE, created_at=INSTANT, updated_at=INSTANT, done_at=INSTANT)
+
+
+def actions_column() -> ColumnElement[Any]:
+    """The incident's actions and their assignees' names, read with the incident."""
     assignee = select(User.name).where(User.id == CorrectiveAction.assignee_id).scalar_subquery()
-    read = request.dbsession.execute(select(CorrectiveAction, assignee).where(
-        CorrectiveAction.incident_id.in_([i.id for i in incidents])).order_by(CorrectiveAction.id)).all()
-    rows = [action for action, _ in read]
-    names = {action.assignee_id: name for action, name in read if action.assignee_id is not None}
-    found: dict[int, list] = {i.id: [] for i in incidents}
-    for action, item in zip(rows, actions_json(request, rows, names=names), strict=True):
-        found[action.incident_id].append(item)
-    return found
+    return select(json_rows(*columns_of(ActionRow, CorrectiveAction, assignee_name=assignee))).where(
+        CorrectiveAction.incident_id == Incident.id).scalar_subquery()
+
+
+def actions_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
+    rows = _decode(value)
+    names = {row.assignee_id: row.assignee_name for row in rows if row.assignee_id is not None}
+    return actions_json(request, rows, names=names)
 
 
 def includeme(config: Configurator) -> None:
@@ -74,7 +95,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("actions", "/api/actions")
     config.add_route("action", r"/api/actions/{id:\d{1,9}}",
                      factory="ehs_core.actions.resources.action_factory")
-    config.add_incident_section("actions", actions_section, detail_only=True, fresh=list)
+    config.add_incident_section("actions", column=actions_column, decode=actions_section,
+                                detail_only=True, fresh=list)
     config.add_mail_template("action_assigned", "ehs_core.mail:templates/action_assigned.txt")
     config.add_mail_template("action_digest", "ehs_core.mail:templates/action_digest.txt")
     config.add_periodic_job("actions.digest", send_digests, daily_schedule(config.registry))

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
 from ehs_core.attachments.storage import MAX_PER_INCIDENT
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
+from ehs_core.rowsjson import INSTANT, columns_of, decoder, json_rows
 from ehs_core.serialize import iso
 
 __all__ = ["MAX_PER_INCIDENT", "attachment_json", "attachments_section"]
@@ -24,13 +25,28 @@ def attachment_json(item: Attachment) -> dict[str, Any]:
             "url": f"/api/attachments/{item.id}"}
 
 
-def attachments_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    found: dict[int, list] = {i.id: [] for i in incidents}
-    rows = request.dbsession.execute(select(Attachment).where(
-        Attachment.incident_id.in_(list(found))).order_by(Attachment.id))
-    for row in rows.scalars():
-        found[row.incident_id].append(attachment_json(row))
-    return found
+class AttachmentRow(NamedTuple):
+    """What an incident's JSON shows of a file."""
+
+    id: int
+    filename: str
+    content_type: str
+    size: int
+    uploaded_by_id: int | None
+    created_at: Any
+
+
+_decode = decoder(AttachmentRow, created_at=INSTANT)
+
+
+def attachments_column() -> ColumnElement[Any]:
+    """The incident's files, read with the incident (a column section)."""
+    return select(json_rows(*columns_of(AttachmentRow, Attachment))).where(
+        Attachment.incident_id == Incident.id).scalar_subquery()
+
+
+def attachments_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
+    return [attachment_json(row) for row in _decode(value)]
 
 
 def includeme(config: Configurator) -> None:
@@ -40,5 +56,6 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.attachments", INCIDENT + "/attachments", factory=FACTORY)
     config.add_route("attachment", r"/api/attachments/{id:\d{1,9}}",
                      factory="ehs_core.attachments.views.attachment_factory")
-    config.add_incident_section("attachments", attachments_section, detail_only=True, fresh=list)
+    config.add_incident_section("attachments", column=attachments_column, decode=attachments_section,
+                                detail_only=True, fresh=list)
     config.scan(".views")

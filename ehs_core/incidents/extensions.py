@@ -12,7 +12,7 @@ from typing import Any
 import colander
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import Select
+from sqlalchemy import ColumnElement, Select, bindparam, select
 
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
@@ -20,16 +20,22 @@ from ehs_core.incidents.models import Incident
 # provider(request, incidents) -> {incident.id: value}; one call for a whole
 # page, so a section costs a constant number of queries.
 SectionProvider = Callable[[Request, list[Incident]], dict[int, Any]]
+# column() -> a scalar SQL expression correlated to `Incident` (made once);
+# decode(request, incident, value) -> the section's value.
+SectionColumn = Callable[[], ColumnElement[Any]]
+SectionDecode = Callable[[Request, Incident, Any], Any]
 FilterApply = Callable[[Select, Any, Request], Select]
 
 
 @dataclass(frozen=True)
 class IncidentSection:
     name: str
-    provider: SectionProvider
+    provider: SectionProvider | None
     permission: str | None = None
     detail_only: bool = False
     fresh: Callable[[], Any] | None = None
+    column: SectionColumn | None = None
+    decode: SectionDecode | None = None
 
 
 @dataclass(frozen=True)
@@ -39,17 +45,29 @@ class IncidentFilter:
     apply: FilterApply
 
 
-def add_incident_section(config: Configurator, name: str, provider: SectionProvider, *,
+def add_incident_section(config: Configurator, name: str, provider: SectionProvider | None = None, *,
                          permission: str | None = None, detail_only: bool = False,
-                         fresh: Callable[[], Any] | None = None) -> None:
+                         fresh: Callable[[], Any] | None = None,
+                         column: SectionColumn | None = None,
+                         decode: SectionDecode | None = None) -> None:
     """Directive: add `name` to incident JSON (list and detail, or detail only),
     shown to callers who have `permission` (on the root) when one is given.
+
+    The value comes from `provider(request, incidents)`, or, better, from
+    `column()`: a scalar SQL expression correlated to `Incident` (e.g. a
+    count, or `ehs_core.rowsjson.json_rows` of the rows that hang off it),
+    turned into the value by `decode(request, incident, value)`. Every
+    column section of a page is read in one statement, so a section costs
+    no statement of its own.
 
     `fresh()` gives the section's value for a report the API has just filed
     in this request, which nothing can have been attached to yet; the answer
     to a new report then spares the provider's query (creating is the
     busiest write)."""
-    section = IncidentSection(name, config.maybe_dotted(provider), permission, detail_only, fresh)
+    if (provider is None) == (column is None):
+        raise ValueError(f"incident section {name!r}: give a provider or a column, not both")
+    section = IncidentSection(name, config.maybe_dotted(provider), permission, detail_only, fresh,
+                              config.maybe_dotted(column), config.maybe_dotted(decode))
 
     def register() -> None:
         config.registry.setdefault("incident_sections", []).append(section)
@@ -73,23 +91,45 @@ def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNo
 
 def sections_for(request: Request, incidents: list[Incident], detail: bool,
                  fresh: bool = False) -> dict[int, dict[str, Any]]:
-    """Every section's values; `fresh`: the incidents were filed in this request."""
+    """Every section's values; `fresh`: the incidents were filed in this
+    request. The column sections are read first, in one statement, so a
+    provider may use what they decoded (the investigation's causes, say)."""
     extra: dict[int, dict[str, Any]] = {incident.id: {} for incident in incidents}
     if not incidents:
         return extra
-    for section in request.registry.get("incident_sections", []):
-        if section.detail_only and not detail:
-            continue
-        if section.permission and not request.has_permission(section.permission):
-            continue
+    shown = [section for section in request.registry.get("incident_sections", [])
+             if (detail or not section.detail_only)
+             and not (section.permission and not request.has_permission(section.permission))]
+    columns = [s for s in shown if s.column is not None and not (fresh and s.fresh is not None)]
+    read = _read_columns(request, incidents, tuple(columns)) if columns else {}
+    for section in shown:
         if fresh and section.fresh is not None:
             for incident in incidents:
                 extra[incident.id][section.name] = section.fresh()
-            continue
-        values = section.provider(request, incidents)
-        for incident in incidents:
-            extra[incident.id][section.name] = values.get(incident.id)
+        elif section.column is not None:
+            for incident in incidents:
+                value = read[incident.id][section.name]
+                extra[incident.id][section.name] = (
+                    section.decode(request, incident, value) if section.decode else value)
+        else:
+            values = section.provider(request, incidents)
+            for incident in incidents:
+                extra[incident.id][section.name] = values.get(incident.id)
     return extra
+
+
+def _read_columns(request: Request, incidents: list[Incident],
+                  sections: tuple[IncidentSection, ...]) -> dict[int, dict[str, Any]]:
+    """The column sections of these incidents, in one statement (made once
+    per set of sections: building and compiling it costs more than running it)."""
+    kept = request.registry.setdefault("incident_section_statements", {})
+    statement = kept.get(sections)
+    if statement is None:
+        statement = kept[sections] = select(Incident.id, *(s.column() for s in sections)).where(
+            Incident.id.in_(bindparam("ids", expanding=True)))
+    rows = request.dbsession.execute(statement, {"ids": [i.id for i in incidents]})
+    names = [s.name for s in sections]
+    return {incident_id: dict(zip(names, values, strict=True)) for incident_id, *values in rows}
 
 
 def filters(request: Request) -> list[IncidentFilter]:

@@ -2,35 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, NamedTuple
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from ehs_core.incidents.models import Incident
+from ehs_core.rowsjson import decoder, json_rows
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
 
 
-def _links(request: Request, incidents: list[Incident]) -> dict[int, dict[str, Any]]:
-    """{incident id: its `kiosk` section} for the incidents filed through a
-    kiosk link; one query shared by both sections (plain columns: a list page
-    needs no ORM objects)."""
-    cache = request.environ.setdefault("kiosk.sections", {})
-    key = tuple(sorted(i.id for i in incidents))
-    if key not in cache:
-        rows = request.dbsession.execute(
-            select(KioskReport.incident_id, KioskLink.id, KioskLink.name, KioskReport.reporter_name)
-            .join(KioskLink, KioskLink.id == KioskReport.kiosk_id)
-            .where(KioskReport.incident_id.in_(key)))
-        cache[key] = {incident_id: {"id": link_id, "name": name, "reporterName": reporter_name}
-                      for incident_id, link_id, name, reporter_name in rows}
-    return cache[key]
+class LinkRow(NamedTuple):
+    id: int
+    name: str
+    reporter_name: str | None
 
 
-def channel_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    found = _links(request, incidents)
-    return {i.id: "kiosk" if i.id in found else "web" for i in incidents}
+_decode = decoder(LinkRow)
 
 
-def kiosk_section(request: Request, incidents: list[Incident]) -> dict[int, Any]:
-    return {incident_id: dict(section) for incident_id, section in _links(request, incidents).items()}
+@functools.cache
+def link_column() -> ColumnElement[Any]:
+    """The reporting link an incident was filed through (none for the web),
+    read with the incident: a column section of both `channel` and `kiosk`."""
+    return (select(json_rows(KioskLink.id, KioskLink.name, KioskReport.reporter_name))
+            .select_from(KioskReport).join(KioskLink, KioskLink.id == KioskReport.kiosk_id)
+            .where(KioskReport.incident_id == Incident.id).scalar_subquery())
+
+
+def channel_section(request: Request, incident: Incident, value: Any) -> str:
+    return "kiosk" if _decode(value) else "web"
+
+
+def kiosk_section(request: Request, incident: Incident, value: Any) -> dict[str, Any] | None:
+    for link in _decode(value):
+        return {"id": link.id, "name": link.name, "reporterName": link.reporter_name}
+    return None

@@ -11,10 +11,11 @@ ROOT = "ehs_plugins.osha.views.OshaRoot"
 
 
 def includeme(config: Configurator) -> None:
-    from ehs_plugins.osha.views import injured_count
+    from ehs_plugins.osha.views import injured_count, injured_count_column
 
     config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
-    config.add_incident_section("injuredCount", injured_count, fresh=lambda: 0)
+    config.add_incident_section("injuredCount", column=injured_count_column, decode=injured_count,
+                                fresh=lambda: 0)
     config.add_mail_template("osha_severe_report", "ehs_plugins.osha:templates/severe_report.txt")
     # Case decisions go to the incident's audit trail, readable by safety managers only.
     config.add_restricted_audit_action("osha.case_decision", "ehs_plugins.osha.trail.may_see_decisions")

@@ -9,11 +9,13 @@ from pyramid.authorization import Allow
 from pyramid.httpexceptions import HTTPNoContent
 from pyramid.request import Request
 from pyramid.view import view_config
+from sqlalchemy import ColumnElement, func, select
 
 from ehs_core.incidents.models import Incident
 from ehs_core.security import Role, role_principal
 from ehs_plugins.osha import services
 from ehs_plugins.osha.cases import case_json, form_301_json
+from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.schemas import case_create_schema, case_update_schema
 
 MANAGE = "osha.manage"
@@ -71,12 +73,15 @@ def form_301(request: Request) -> dict[str, Any]:
     return form_301_json(case, incident, services.zone_of(request, incident))
 
 
-def injured_count(request: Request, incidents: list[Incident]) -> dict[int, int]:
-    """The only case figure shown to everyone who may see the incident. For
-    one incident and a caller who keeps the cases, counted from the cases
-    themselves: the incident page lists them in its panel (one read for both)."""
-    if len(incidents) == 1 and request.has_permission(MANAGE, OshaRoot(request)):
-        return {incidents[0].id: len(services.cases_of(request, incidents[0]))}
-    return services.counts_of(request, incidents)
+def injured_count_column() -> ColumnElement[int]:
+    """How many cases the incident has, read with the incident (a column section)."""
+    return select(func.count()).where(InjuryCase.incident_id == Incident.id).scalar_subquery()
+
+
+def injured_count(request: Request, incident: Incident, value: int | None) -> int:
+    """The only case figure shown to everyone who may see the incident;
+    kept for the incident page's panel (`services.counts_of`)."""
+    request.environ.setdefault(services.COUNTED, {})[incident.id] = value or 0
+    return value or 0
 
 

@@ -25,7 +25,7 @@ from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import CaseType, EmploymentType, SpecialCase, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_update_schema
-from ehs_plugins.osha.views import MANAGE, OshaRoot, injured_count
+from ehs_plugins.osha.views import MANAGE, OshaRoot
 
 CASE_PAGE = r"/osha/cases/{id:\d{1,9}}"
 TRI_STATE = "tri"  # yes / no / not decided yet
@@ -77,7 +77,7 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
     """The panel's variables: the count for everyone, the cases for those who may keep them."""
     incident = context.incident
     if not may_manage(request):
-        count = injured_count(request, [incident])[incident.id]
+        count = services.counts_of(request, [incident])[incident.id]
         if not count and incident.type in NO_ONE_HURT:
             return None
         return {"manage": False, "count": count}
