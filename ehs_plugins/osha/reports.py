@@ -16,7 +16,7 @@ from ehs_plugins.osha import ita
 from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import active_sites, load, log_json, months_json
+from ehs_plugins.osha.log import LOG_COLUMNS, active_sites, load, log_json, months_json
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries, LogQuery, YearQuery
 from ehs_plugins.osha.views import MANAGE
 
@@ -35,7 +35,7 @@ def get_site(request: Request, site_id: int) -> Site:
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))
-    item = load(request.dbsession, request.registry, [site], int(query["year"]))[0]
+    item = load(request.dbsession, request.registry, [site], int(query["year"]), LOG_COLUMNS)[0]
     return {**log_json(item),
             "certification": certification_json(certification_of(request.dbsession, site, item.year)),
             "checks": checks(item, active_sites(request.dbsession), _company(request))}
@@ -94,7 +94,7 @@ def _company(request: Request) -> str:
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
-    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 
@@ -103,6 +103,6 @@ def ita_summary(request: Request) -> Response:
              media="text/csv")
 def ita_cases(request: Request) -> Response:
     year = int(request.validated_query["year"])
-    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")
