@@ -29,7 +29,8 @@ class LoggedCase:
     columns as plain attributes (but its bookkeeping times, `log.UNLOGGED`),
     read-only, outside the ORM session. A log of a thousand cases reads some
     forty thousand attributes; an ORM attribute costs about ten plain ones,
-    and so does building the entity."""
+    and so does building the entity. `log.load` adds the case number and
+    the log's columns E and F (`case_number`, `where`, `description`)."""
 
     def __init__(self, columns: dict[str, Any]) -> None:
         self.__dict__.update(columns)

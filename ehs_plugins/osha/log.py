@@ -11,11 +11,13 @@ from functools import cached_property
 from typing import Any
 
 from pyramid.registry import Registry
+from pyramid.request import Request
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.services import site_choices
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
 from ehs_plugins.osha.models import InjuryCase, SiteHours
@@ -129,7 +131,8 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
     (1904.32(a)(1): the establishment's calendar year). The cases are
     read-only `LoggedCase`s (plain attributes, no ORM entities), read as
     Core rows (the ORM's loading machinery cost more than the rows), and
-    each incident's time is put on the establishment's clock once.
+    each incident's time is put on the establishment's clock once; each
+    case gets its case number (column A), `where` (E) and `description` (F).
     `columns`: the case's attributes to read (`LOG_COLUMNS` for the log
     and the ITA files; a case lacks the others)."""
     by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
@@ -145,19 +148,23 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
                Incident.occurred_at >= start, Incident.occurred_at < end)
         .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
     incidents: dict[int, LoggedIncident | None] = {}
-    for row in rows:
+    for row in rows.all():
+        item = by_site[row[site_at]]
         incident_id = row[width]
         if incident_id in incidents:
             incident = incidents[incident_id]
         else:
-            item = by_site[row[site_at]]
             local = row[-1].astimezone(item.zone)
             # An incident of the neighbouring year (the bounds are wide): none of its cases.
             incident = incidents[incident_id] = LoggedIncident(*row[width:], local) \
                 if local.year == year else None
         if incident is not None:
-            by_site[incident.site_id].cases.append(
-                (LoggedCase(dict(zip(keys, row))), incident))  # noqa: B905 (keys: the first columns)
+            case = LoggedCase(dict(zip(keys, row)))  # noqa: B905 (keys: the first columns)
+            # Columns A, E and F, read by the log, the ITA case file and its checks: made once.
+            case.case_number = case_number(incident, case)
+            case.where = where_occurred(item, incident)
+            case.description = column_f(case, incident)
+            item.cases.append((case, incident))
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
@@ -167,7 +174,7 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
 def column_f(case: LoggedCase, incident: LoggedIncident) -> str:
     """300 Log column F: injury or illness, parts of body affected, and the
     object or substance that hurt the person."""
-    parts = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
+    parts = "; ".join([p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p])
     return parts or incident.title
 
 
@@ -179,12 +186,12 @@ def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[
     case_type, privacy = case.effective_case_type, case.effective_privacy
     return {
         "caseId": case.id,
-        "caseNumber": case_number(incident, case),  # A
+        "caseNumber": case.case_number,  # A
         "employeeName": PRIVACY_NAME if privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
         "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
-        "whereOccurred": where_occurred(item, incident),  # E
-        "description": column_f(case, incident),  # F
+        "whereOccurred": case.where,  # E
+        "description": case.description,  # F
         "outcome": case.outcome,
         "outcomeColumn": OUTCOME_COLUMNS[case.outcome],  # G-J
         "daysAway": case.days_away or 0,  # K
@@ -197,6 +204,12 @@ def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[
 
 def missing_establishment_fields(site: Site) -> list[str]:
     return [name for name, attr in ESTABLISHMENT_REQUIRED.items() if not getattr(site, attr)]
+
+
+def active_site_names(request: Request) -> list[tuple[int, str]]:
+    """(id, name) of the active sites, from the sites each worker keeps
+    (`ehs_core.sites.services.site_choices`, current with every change)."""
+    return [(site["id"], site["name"]) for site in site_choices(request, include_archived=False)]
 
 
 def active_sites(dbsession: Session) -> list[Site]:

@@ -16,7 +16,7 @@ from ehs_plugins.osha import ita
 from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import LOG_COLUMNS, active_sites, load, log_json, months_json
+from ehs_plugins.osha.log import LOG_COLUMNS, active_site_names, active_sites, load, log_json, months_json
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries, LogQuery, YearQuery
 from ehs_plugins.osha.views import MANAGE
 
@@ -38,7 +38,7 @@ def osha_log(request: Request) -> dict[str, Any]:
     item = load(request.dbsession, request.registry, [site], int(query["year"]), LOG_COLUMNS)[0]
     return {**log_json(item),
             "certification": certification_json(certification_of(request.dbsession, site, item.year)),
-            "checks": checks(item, active_sites(request.dbsession), _company(request))}
+            "checks": checks(item, active_site_names(request), _company(request))}
 
 
 @view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
@@ -85,6 +85,11 @@ def csv_response(body: str, filename: str) -> Response:
 
 
 def _company(request: Request) -> str:
+    """The organization's name (ITA company_name): the caller's, which the
+    signed-in identity carries (no statement), else the first one's."""
+    organization = request.identity.extra.get("organization") if request.identity is not None else None
+    if organization is not None:
+        return organization["name"]
     org = request.dbsession.execute(select(Organization).order_by(Organization.id)).scalar()
     return org.name if org else ""
 
