@@ -165,9 +165,22 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
             case.where = where_occurred(item, incident)
             case.description = column_f(case, incident)
             item.cases.append((case, incident))
+    read_months(dbsession, by_site, year)
+    return list(by_site.values())
+
+
+def read_months(dbsession: Session, by_site: dict[int, SiteYear], year: int) -> None:
+    """The hours and employees of each site's months (`SiteYear.months`)."""
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
+
+
+def load_months(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
+    """These sites' years with their months only (the hours grid and its
+    totals read no case)."""
+    by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
+    read_months(dbsession, by_site, year)
     return list(by_site.values())
 
 

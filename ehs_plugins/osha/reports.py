@@ -16,7 +16,15 @@ from ehs_plugins.osha import ita
 from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import LOG_COLUMNS, active_site_names, active_sites, load, log_json, months_json
+from ehs_plugins.osha.log import (
+    LOG_COLUMNS,
+    active_site_names,
+    active_sites,
+    load,
+    load_months,
+    log_json,
+    months_json,
+)
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries, LogQuery, YearQuery
 from ehs_plugins.osha.views import MANAGE
 
@@ -46,7 +54,7 @@ def osha_log(request: Request) -> dict[str, Any]:
 def get_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    return months_json(load(request.dbsession, request.registry, [site], year)[0])
+    return months_json(load_months(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE,
@@ -56,8 +64,7 @@ def put_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
     save_hours(request.dbsession, site, year, request.validated)
-    dbsession = request.dbsession
-    return months_json(load(dbsession, request.registry, [site], year)[0])
+    return months_json(load_months(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.certification", request_method="GET", renderer="json", permission=MANAGE,

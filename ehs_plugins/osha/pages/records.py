@@ -29,7 +29,7 @@ from ehs_plugins.osha.certification import (
 )
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import SiteYear, active_site_names, load, log_json
+from ehs_plugins.osha.log import SiteYear, active_site_names, load, load_months, log_json
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries
@@ -186,7 +186,7 @@ def cell(kind: str, site_id: int, month: int) -> str:
 def hours_values(request: Request, choice: Choice, posted: dict[str, str] | None = None,
                  errors: dict[str, str] | None = None) -> dict[str, Any]:
     sites = choice.active
-    items = load(request.dbsession, request.registry, sites, choice.year) if sites else []
+    items = load_months(request.dbsession, request.registry, sites, choice.year) if sites else []
     grid: dict[str, str] = {}
     for item in items:
         for month in range(1, 13):
