@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from babel.dates import format_datetime
 
@@ -29,15 +29,16 @@ class LoggedCase:
     columns as plain attributes (but its bookkeeping times, `log.UNLOGGED`),
     read-only, outside the ORM session. A log of a thousand cases reads some
     forty thousand attributes; an ORM attribute costs about ten plain ones,
-    and so does building the entity."""
+    and so does building the entity. `log.load` adds the case number and
+    the log's columns E and F (`case_number`, `where`, `description`)."""
 
     def __init__(self, columns: dict[str, Any]) -> None:
         self.__dict__.update(columns)
 
 
-@dataclass(frozen=True, slots=True)
-class LoggedIncident:
-    """What the log and the forms read of a case's incident."""
+class LoggedIncident(NamedTuple):
+    """What the log and the forms read of a case's incident (a tuple: made
+    once per incident of a site-year, a thousand times per log)."""
 
     id: int
     number: int
@@ -45,7 +46,10 @@ class LoggedIncident:
     area_id: int | None
     location_detail: str | None
     title: str
+    area_name: str | None
     occurred_at: dt.datetime
+    # `occurred_at` on the establishment's clock (see `log.load`).
+    local: dt.datetime
 
     @property
     def reference(self) -> str:

@@ -11,12 +11,11 @@ section 1), 1904.7(b)(2)-(4) for the outcome columns, 1904.29(b)(10) and
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ehs_core.sites.models import Site
 from ehs_plugins.osha import ita
-from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident
 from ehs_plugins.osha.deidentify import identifiers, may_identify
 from ehs_plugins.osha.log import SiteYear, missing_establishment_fields
 
@@ -37,18 +36,19 @@ CASE_SOURCE = {
 }
 
 
-def checks(item: SiteYear, all_sites: list[Site], company_name: str) -> list[dict[str, Any]]:
-    """Every finding for one site and year, the 300A file's first."""
+def checks(item: SiteYear, site_names: Iterable[tuple[int, str]], company_name: str) -> list[dict[str, Any]]:
+    """Every finding for one site and year, the 300A file's first
+    (`site_names`: (id, name) of every active site, for the unique name)."""
     found: list[dict[str, Any]] = []
 
     def add(field_name: str, message: str, level: str = "error",
             case: tuple[LoggedCase, LoggedIncident] | None = None) -> None:
         found.append({"siteId": item.site.id, "siteName": item.site.name,
                       "caseId": case[0].id if case else None,
-                      "caseNumber": case_number(case[1], case[0]) if case else None,
+                      "caseNumber": case[0].case_number if case else None,
                       "field": field_name, "level": level, "message": message})
 
-    summary_checks(item, all_sites, add)
+    summary_checks(item, site_names, add)
     row = dict(zip(ita.SUMMARY_COLUMNS, ita.summary_row(item, company_name), strict=True))
     for column in SUMMARY_TEXT:
         refused(add, column, row[column], "the establishment's " + column.replace("_", " "))
@@ -72,8 +72,8 @@ def case_checks(item: SiteYear, add: Add) -> None:
     establishment = ita.text(item.site.name, 100)
     establishment_suspect = REFUSED.search(establishment) or may_identify(establishment)
     for case in item.cases:
-        texts = ita.case_texts(item, *case)
-        joined = "\n".join(t for t in texts if t)
+        texts = ita.case_texts(case[0])
+        joined = "\n".join([t for t in texts if t])
         suspect = establishment_suspect or REFUSED.search(joined) or may_identify(joined)
         row = dict(zip(ita.CASE_COLUMNS, ita.case_row(item, *case, establishment, texts), strict=True)) \
             if suspect else ita.case_codes(case[0])
@@ -100,7 +100,7 @@ def case_checks(item: SiteYear, add: Add) -> None:
                             f"review {CASE_SOURCE[column]}", "warning", case)
 
 
-def summary_checks(item: SiteYear, all_sites: list[Site], add: Add) -> None:
+def summary_checks(item: SiteYear, site_names: Iterable[tuple[int, str]], add: Add) -> None:
     """The establishment and 300A file: OSHA's cross-field edit checks (ITA
     CSV documentation p. 8) and the field rules of its data dictionary."""
     site, t = item.site, item.totals
@@ -153,7 +153,8 @@ def summary_checks(item: SiteYear, all_sites: list[Site], add: Add) -> None:
         add("zip", "The ZIP code must be 5 or 9 digits")
     if len(site.name) > 100:
         add("establishment_name", "The establishment name must be at most 100 characters")
-    twins = [s for s in all_sites if s.id != site.id and s.name.strip().lower() == site.name.strip().lower()]
+    own = site.name.strip().lower()
+    twins = [i for i, name in site_names if i != site.id and name.strip().lower() == own]
     if twins:
         add("establishment_name", "Each establishment needs a unique name (ITA matches rows by name)")
     if item.peak_employees is None:

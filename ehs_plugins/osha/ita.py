@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
-from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident
 from ehs_plugins.osha.deidentify import without_name
-from ehs_plugins.osha.log import SiteYear, column_f, where_occurred
+from ehs_plugins.osha.log import SiteYear
 from ehs_plugins.osha.recordability import CASE_TYPE_CODES, OUTCOME_CODES, size_code
 
 SUMMARY_COLUMNS = (
@@ -73,13 +73,13 @@ def summary_row(item: SiteYear, company_name: str) -> list[Any]:
     ]
 
 
-def case_texts(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> tuple[str | None, ...]:
+def case_texts(case: LoggedCase) -> tuple[str | None, ...]:
     """The free texts of a case's row as stored, before `text` and the
     removal of the name: job title, location, description and the four
     narratives (the CASE_TEXT columns after the establishment's name)."""
-    injury = "; ".join(p for p in (case.nature_of_injury, case.body_part) if p)
-    return (case.job_title, where_occurred(item, incident), column_f(case, incident), case.activity_before,
-            case.what_happened, injury, case.object_substance)
+    injury = "; ".join([p for p in (case.nature_of_injury, case.body_part) if p])
+    return (case.job_title, case.where, case.description, case.activity_before, case.what_happened, injury,
+            case.object_substance)
 
 
 def case_codes(case: LoggedCase) -> dict[str, Any]:
@@ -95,13 +95,13 @@ def case_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident, establi
              texts: tuple[str | None, ...] | None = None) -> list[Any]:
     """One row of the case file (`establishment`: the site's name as a cell;
     `texts`: `case_texts`, when already at hand)."""
-    texts = texts or case_texts(item, case, incident)
+    texts = texts or case_texts(case)
     job, location, description, before, happened, injury, substance = texts
     clean = without_name(case.name, text, among=texts)
     codes = case_codes(case)
     occurred = item.occurred(incident)
     return [
-        establishment, item.year, text(case_number(incident, case), 255),
+        establishment, item.year, text(case.case_number, 255),
         clean(job), date(occurred), clean(location), clean(description),
         codes["incident_outcome"], codes["dafw_num_away"], codes["djtr_num_tr"], codes["type_of_incident"],
         date(case.date_of_birth), date(case.date_of_hire), case.sex or "",

@@ -11,11 +11,13 @@ from functools import cached_property
 from typing import Any
 
 from pyramid.registry import Registry
+from pyramid.request import Request
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.services import site_choices
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
 from ehs_plugins.osha.models import InjuryCase, SiteHours
@@ -41,17 +43,11 @@ class SiteYear:
     zone: dt.tzinfo
     cases: list[tuple[LoggedCase, LoggedIncident]] = field(default_factory=list)
     months: dict[int, SiteHours] = field(default_factory=dict)
-    areas: dict[int, str] = field(default_factory=dict)
-    # Local times by incident id: the log, the ITA file and the checks each ask.
-    _local: dict[int, dt.datetime] = field(default_factory=dict, repr=False)
 
     def occurred(self, incident: LoggedIncident) -> dt.datetime:
         """When the event happened on the establishment's clock (Form 300
-        column D, Form 301 items 10-12)."""
-        local = self._local.get(incident.id)
-        if local is None:
-            local = self._local[incident.id] = incident.occurred_at.astimezone(self.zone)
-        return local
+        column D, Form 301 items 10-12): converted once, by `load`."""
+        return incident.local
 
     @cached_property
     def totals(self) -> dict[str, int]:
@@ -112,69 +108,103 @@ def year_bounds(year: int) -> tuple[dt.datetime, dt.datetime]:
 
 # The columns of a case by attribute name (not its bookkeeping times: no log,
 # form or check reads them, and each costs a conversion per row), and what the
-# log reads of its incident.
+# log reads of its incident (its area's name joined: column E).
 UNLOGGED = frozenset({"created_at", "updated_at", "reported_to_osha_at", "severe_notice_sent_at"})
 CASE_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase).column_attrs
                      if attr.key not in UNLOGGED)
+# What the 300 Log, the ITA case file and its checks read of a case (not the
+# answers behind the decision, the address, physician or facility): half the
+# columns, and the narratives' bytes are most of what the database sends.
+LOG_FIELDS = ("id", "sequence", "name", "job_title", "nature_of_injury", "body_part", "object_substance",
+              "activity_before", "what_happened", "outcome", "days_away", "days_restricted",
+              "effective_case_type", "effective_privacy", "date_of_death", "date_of_birth", "date_of_hire",
+              "sex", "treated_in_emergency_room", "inpatient_hospitalization", "time_started_work")
+LOG_COLUMNS = tuple((key, column) for key, column in CASE_COLUMNS if key in LOG_FIELDS)
 INCIDENT_COLUMNS = (Incident.id, Incident.number, Incident.site_id, Incident.area_id,
-                    Incident.location_detail, Incident.title, Incident.occurred_at)
+                    Incident.location_detail, Incident.title, Area.name, Incident.occurred_at)
 
 
-def load(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
-    """Recordable cases and hours of these sites in `year`, in three
+def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
+         columns: tuple[tuple[str, Any], ...] = CASE_COLUMNS) -> list[SiteYear]:
+    """Recordable cases and hours of these sites in `year`, in two
     queries; a case belongs to the year of its local date at the site
     (1904.32(a)(1): the establishment's calendar year). The cases are
-    read-only `LoggedCase`s (plain attributes, no ORM entities)."""
+    read-only `LoggedCase`s (plain attributes, no ORM entities), read as
+    Core rows (the ORM's loading machinery cost more than the rows), and
+    each incident's time is put on the establishment's clock once; each
+    case gets its case number (column A), `where` (E) and `description` (F).
+    `columns`: the case's attributes to read (`LOG_COLUMNS` for the log
+    and the ITA files; a case lacks the others)."""
     by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
     start, end = year_bounds(year)
-    keys = [key for key, _ in CASE_COLUMNS]
+    keys = [key for key, _ in columns]
     width = len(keys)
-    rows = dbsession.execute(
-        select(*(column for _, column in CASE_COLUMNS), *INCIDENT_COLUMNS)
+    site_at = width + 2
+    rows = dbsession.connection().execute(
+        select(*(column for _, column in columns), *INCIDENT_COLUMNS)
         .join(Incident, Incident.id == InjuryCase.incident_id)
+        .outerjoin(Area, Area.id == Incident.area_id)
         .where(Incident.site_id.in_(list(by_site)), InjuryCase.recordable.is_(True),
                Incident.occurred_at >= start, Incident.occurred_at < end)
         .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
-    incidents: dict[int, LoggedIncident] = {}
-    for row in rows:
-        incident = incidents.get(row[width])
-        if incident is None:
-            incident = incidents[row[width]] = LoggedIncident(*row[width:])
-        item = by_site[incident.site_id]
-        if item.occurred(incident).year == year:
-            item.cases.append((LoggedCase(dict(zip(keys, row[:width], strict=True))), incident))
+    incidents: dict[int, LoggedIncident | None] = {}
+    for row in rows.all():
+        item = by_site[row[site_at]]
+        incident_id = row[width]
+        if incident_id in incidents:
+            incident = incidents[incident_id]
+        else:
+            local = row[-1].astimezone(item.zone)
+            # An incident of the neighbouring year (the bounds are wide): none of its cases.
+            incident = incidents[incident_id] = LoggedIncident(*row[width:], local) \
+                if local.year == year else None
+        if incident is not None:
+            case = LoggedCase(dict(zip(keys, row)))  # noqa: B905 (keys: the first columns)
+            # Columns A, E and F, read by the log, the ITA case file and its checks: made once.
+            case.case_number = case_number(incident, case)
+            case.where = where_occurred(item, incident)
+            case.description = column_f(case, incident)
+            item.cases.append((case, incident))
+    read_months(dbsession, by_site, year)
+    return list(by_site.values())
+
+
+def read_months(dbsession: Session, by_site: dict[int, SiteYear], year: int) -> None:
+    """The hours and employees of each site's months (`SiteYear.months`)."""
     for hours in dbsession.execute(select(SiteHours).where(
             SiteHours.site_id.in_(list(by_site)), SiteHours.year == year)).scalars():
         by_site[hours.site_id].months[hours.month] = hours
-    area_ids = {i.area_id for s in by_site.values() for _, i in s.cases if i.area_id}
-    if area_ids:
-        names = dict(dbsession.execute(select(Area.id, Area.name).where(Area.id.in_(area_ids))).all())
-        for item in by_site.values():
-            item.areas = names
+
+
+def load_months(dbsession: Session, registry: Registry, sites: list[Site], year: int) -> list[SiteYear]:
+    """These sites' years with their months only (the hours grid and its
+    totals read no case)."""
+    by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
+    read_months(dbsession, by_site, year)
     return list(by_site.values())
 
 
 def column_f(case: LoggedCase, incident: LoggedIncident) -> str:
     """300 Log column F: injury or illness, parts of body affected, and the
     object or substance that hurt the person."""
-    parts = "; ".join(p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p)
+    parts = "; ".join([p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p])
     return parts or incident.title
 
 
 def where_occurred(item: SiteYear, incident: LoggedIncident) -> str:
-    return incident.location_detail or item.areas.get(incident.area_id) or item.site.name
+    return incident.location_detail or incident.area_name or item.site.name
 
 
 def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[str, Any]:
     case_type, privacy = case.effective_case_type, case.effective_privacy
     return {
         "caseId": case.id,
-        "caseNumber": case_number(incident, case),  # A
+        "caseNumber": case.case_number,  # A
         "employeeName": PRIVACY_NAME if privacy else case.name,  # B
         "jobTitle": case.job_title,  # C
         "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
-        "whereOccurred": where_occurred(item, incident),  # E
-        "description": column_f(case, incident),  # F
+        "whereOccurred": case.where,  # E
+        "description": case.description,  # F
         "outcome": case.outcome,
         "outcomeColumn": OUTCOME_COLUMNS[case.outcome],  # G-J
         "daysAway": case.days_away or 0,  # K
@@ -187,6 +217,12 @@ def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[
 
 def missing_establishment_fields(site: Site) -> list[str]:
     return [name for name, attr in ESTABLISHMENT_REQUIRED.items() if not getattr(site, attr)]
+
+
+def active_site_names(request: Request) -> list[tuple[int, str]]:
+    """(id, name) of the active sites, from the sites each worker keeps
+    (`ehs_core.sites.services.site_choices`, current with every change)."""
+    return [(site["id"], site["name"]) for site in site_choices(request, include_archived=False)]
 
 
 def active_sites(dbsession: Session) -> list[Site]:

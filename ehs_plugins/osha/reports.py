@@ -16,7 +16,15 @@ from ehs_plugins.osha import ita
 from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import active_sites, load, log_json, months_json
+from ehs_plugins.osha.log import (
+    LOG_COLUMNS,
+    active_site_names,
+    active_sites,
+    load,
+    load_months,
+    log_json,
+    months_json,
+)
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries, LogQuery, YearQuery
 from ehs_plugins.osha.views import MANAGE
 
@@ -35,10 +43,10 @@ def get_site(request: Request, site_id: int) -> Site:
 def osha_log(request: Request) -> dict[str, Any]:
     query = request.validated_query
     site = get_site(request, int(query["siteId"]))
-    item = load(request.dbsession, request.registry, [site], int(query["year"]))[0]
+    item = load(request.dbsession, request.registry, [site], int(query["year"]), LOG_COLUMNS)[0]
     return {**log_json(item),
             "certification": certification_json(certification_of(request.dbsession, site, item.year)),
-            "checks": checks(item, active_sites(request.dbsession), _company(request))}
+            "checks": checks(item, active_site_names(request), _company(request))}
 
 
 @view_config(route_name="osha.site_hours", request_method="GET", renderer="json", permission=MANAGE,
@@ -46,7 +54,7 @@ def osha_log(request: Request) -> dict[str, Any]:
 def get_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
-    return months_json(load(request.dbsession, request.registry, [site], year)[0])
+    return months_json(load_months(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.site_hours", request_method="PUT", renderer="json", permission=MANAGE,
@@ -56,8 +64,7 @@ def put_hours(request: Request) -> list[dict[str, Any]]:
     year = int(request.validated_query["year"])
     site = get_site(request, int(request.matchdict["id"]))
     save_hours(request.dbsession, site, year, request.validated)
-    dbsession = request.dbsession
-    return months_json(load(dbsession, request.registry, [site], year)[0])
+    return months_json(load_months(request.dbsession, request.registry, [site], year)[0])
 
 
 @view_config(route_name="osha.certification", request_method="GET", renderer="json", permission=MANAGE,
@@ -85,6 +92,11 @@ def csv_response(body: str, filename: str) -> Response:
 
 
 def _company(request: Request) -> str:
+    """The organization's name (ITA company_name): the caller's, which the
+    signed-in identity carries (no statement), else the first one's."""
+    organization = request.identity.extra.get("organization") if request.identity is not None else None
+    if organization is not None:
+        return organization["name"]
     org = request.dbsession.execute(select(Organization).order_by(Organization.id)).scalar()
     return org.name if org else ""
 
@@ -94,7 +106,7 @@ def _company(request: Request) -> str:
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
-    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 
@@ -103,6 +115,6 @@ def ita_summary(request: Request) -> Response:
              media="text/csv")
 def ita_cases(request: Request) -> Response:
     year = int(request.validated_query["year"])
-    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year)
+    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")

@@ -29,7 +29,7 @@ from ehs_plugins.osha.certification import (
 )
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import SiteYear, active_sites, load, log_json
+from ehs_plugins.osha.log import SiteYear, active_site_names, load, load_months, log_json
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries
@@ -124,7 +124,7 @@ def log_values(request: Request, choice: Choice) -> dict[str, Any]:
     item = load(request.dbsession, request.registry, [choice.site], choice.year)[0]
     data = log_json(item)
     cert = certification_of(request.dbsession, choice.site, choice.year)
-    found = checks(item, active_sites(request.dbsession), company_name(request))
+    found = checks(item, active_site_names(request), company_name(request))
     months_missing = [MONTHS[m - 1] for m in range(1, 13)
                       if m not in item.months or item.months[m].hours is None]
     return {**values, "item": item, "data": data, "rows": log_rows(request, item, data),
@@ -186,7 +186,7 @@ def cell(kind: str, site_id: int, month: int) -> str:
 def hours_values(request: Request, choice: Choice, posted: dict[str, str] | None = None,
                  errors: dict[str, str] | None = None) -> dict[str, Any]:
     sites = choice.active
-    items = load(request.dbsession, request.registry, sites, choice.year) if sites else []
+    items = load_months(request.dbsession, request.registry, sites, choice.year) if sites else []
     grid: dict[str, str] = {}
     for item in items:
         for month in range(1, 13):

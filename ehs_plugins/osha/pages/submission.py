@@ -42,8 +42,9 @@ def submission_page(request: Request) -> dict[str, Any]:
     company = company_name(request)
     items = load(request.dbsession, request.registry, choice.active, choice.year) if choice.active else []
     by_site = []
+    names = [(site.id, site.name) for site in choice.active]
     for item in items:
-        found = [{**f, "url": fix_url(request, f, choice.year)} for f in checks(item, choice.active, company)]
+        found = [{**f, "url": fix_url(request, f, choice.year)} for f in checks(item, names, company)]
         by_site.append({"site": item.site, "cases": len(item.cases),
                         "establishment": [f for f in found if f["caseId"] is None],
                         "case_findings": [f for f in found if f["caseId"] is not None],
