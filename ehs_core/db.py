@@ -231,6 +231,17 @@ class AutocommitReads:
             self.connection.close()
 
 
+def read_rows(request: Request, statement: Any, parameters: dict[str, Any] | None = None) -> Any:
+    """Run a Core statement of plain columns: on a safe request's autocommit
+    connection without the ORM session (a tenth of a millisecond less per
+    statement: no ORM execution context), else through the session, which
+    first flushes what the request has changed, so the read sees it."""
+    reads = request.autocommit_reads
+    if reads is not None:
+        return reads.connection.execute(statement, parameters)
+    return request.dbsession.execute(statement, parameters)
+
+
 def reads_in_autocommit(request: Request) -> bool:
     """Whether this request's statements run in autocommit: a safe method on
     PostgreSQL, with the session factory bound to the service's engine (tests

@@ -68,12 +68,17 @@ def _document(value: Any) -> Any:
 INSTANT, DATE, FLAG, DOCUMENT = _instant, _date, _flag, _document
 
 
-def decoder(row: type[NamedTuple], **kinds: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
+def decoder(row: type[NamedTuple], order: tuple[str, ...] | None = None,
+            **kinds: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
     """A function from a `json_rows` value to a list of `row`s, sorted by
-    their first field (the id), with the named fields converted by `kinds`
-    (INSTANT, DATE, FLAG, DOCUMENT); the others are kept as JSON read them."""
+    the fields named in `order` (by default the first, the id), with the
+    named fields converted by `kinds` (INSTANT, DATE, FLAG, DOCUMENT); the
+    others are kept as JSON read them."""
     fields = row._fields
     converters = [(fields.index(name), convert) for name, convert in kinds.items()]
+    positions = [fields.index(name) for name in order or fields[:1]]
+    key = (lambda item: item[positions[0]]) if len(positions) == 1 else (
+        lambda item: tuple(item[p] for p in positions))
 
     def decode(value: Any) -> list[Any]:
         rows: Sequence[list[Any]] = json.loads(value) if isinstance(value, str) else (value or [])
@@ -82,7 +87,7 @@ def decoder(row: type[NamedTuple], **kinds: Callable[[Any], Any]) -> Callable[[A
             for index, convert in converters:
                 values[index] = convert(values[index])
             found.append(row(*values))
-        found.sort(key=lambda item: item[0])
+        found.sort(key=key)
         return found
 
     return decode

@@ -106,7 +106,7 @@ def list_actions(request: Request, scope: str, chosen: str | None
     safety manager's verification), soonest due first."""
     identity = request.identity
     stmt = select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
-    stmt = stmt.where(Incident.organization_id == identity.user.organization_id)
+    stmt = stmt.where(Incident.organization_id == identity.account.organization_id)
     if scope == Scope.all:
         if not request.has_permission(Permission.view_all_actions):
             raise Forbidden("Listing all actions needs the supervisor role")

@@ -11,12 +11,26 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pyramid.request import Request
-from sqlalchemy import Integer, Select, String, bindparam, cast, literal, null, select, union_all
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    cast,
+    literal,
+    null,
+    select,
+    union_all,
+)
 
 from ehs_core.audit import readable
 from ehs_core.audit.models import AuditEntry
+from ehs_core.db import read_rows
+from ehs_core.incidents.extensions import read_also, read_with_sections
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.serialize import user_names
+from ehs_core.rowsjson import DOCUMENT, INSTANT, columns_of, decoder, json_rows
 
 # How each kind of entry reads on the page.
 SUMMARIES = {
@@ -104,15 +118,44 @@ def _comments_and_history() -> Select[Any]:
     return select(both).order_by(both.c.at, both.c.id)
 
 
+@functools.cache
+def comments_column() -> ColumnElement[Any]:
+    return select(json_rows(*columns_of(CommentRow, Comment))).where(
+        Comment.incident_id == Incident.id).scalar_subquery()
+
+
+@functools.cache
+def history_column() -> ColumnElement[Any]:
+    return select(json_rows(*columns_of(HistoryRow, AuditEntry))).where(
+        AuditEntry.incident_id == Incident.id).scalar_subquery()
+
+
+_comments = decoder(CommentRow, order=("created_at", "id"), created_at=INSTANT)
+_history = decoder(HistoryRow, order=("at", "id"), at=INSTANT, changes=DOCUMENT)
+
+
+def read_with_incident(request: Request) -> None:
+    """Have the incident's comments and history read with its sections (the
+    incident page: one statement less)."""
+    read_with_sections(request, "timeline.comments", comments_column)
+    read_with_sections(request, "timeline.history", history_column)
+
+
 def comments_and_history(request: Request,
                          incident: Incident) -> tuple[list[CommentRow], list[TimelineEntry]]:
     """The incident page's comments and history (the entries the caller may
-    read), oldest first, in one statement of plain rows; the names are the
-    worker's reference data (`user_names`)."""
-    rows = request.dbsession.execute(_comments_and_history(), {"incident": incident.id}).all()
-    comments = [CommentRow(r.id, r.at, r.who, r.text, r.transition_to) for r in rows if r.kind == "c"]
-    entries = readable(request, [HistoryRow(r.id, r.at, r.who, r.text, r.changes)
-                                 for r in rows if r.kind == "a"])
+    read), oldest first: read with the incident's sections when asked
+    (`read_with_incident`), else in one statement of plain rows; the names
+    are the worker's reference data (`user_names`)."""
+    found, said = read_also(request, "timeline.comments", incident.id)
+    if found:
+        comments = _comments(said)
+        history = _history(read_also(request, "timeline.history", incident.id)[1])
+    else:
+        rows = read_rows(request, _comments_and_history(), {"incident": incident.id}).all()
+        comments = [CommentRow(r.id, r.at, r.who, r.text, r.transition_to) for r in rows if r.kind == "c"]
+        history = [HistoryRow(r.id, r.at, r.who, r.text, r.changes) for r in rows if r.kind == "a"]
+    entries = readable(request, history)
     names = user_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
     return comments, [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None)
                       for e in entries]

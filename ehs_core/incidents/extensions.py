@@ -14,6 +14,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Select, bindparam, select
 
+from ehs_core.db import read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
@@ -101,7 +102,8 @@ def sections_for(request: Request, incidents: list[Incident], detail: bool,
              if (detail or not section.detail_only)
              and not (section.permission and not request.has_permission(section.permission))]
     columns = [s for s in shown if s.column is not None and not (fresh and s.fresh is not None)]
-    read = _read_columns(request, incidents, tuple(columns)) if columns else {}
+    also = tuple(request.environ.pop(ALSO, {}).items())
+    read = _read_columns(request, incidents, tuple(columns), also) if columns or also else {}
     for section in shown:
         if fresh and section.fresh is not None:
             for incident in incidents:
@@ -118,18 +120,46 @@ def sections_for(request: Request, incidents: list[Incident], detail: bool,
     return extra
 
 
-def _read_columns(request: Request, incidents: list[Incident],
-                  sections: tuple[IncidentSection, ...]) -> dict[int, dict[str, Any]]:
-    """The column sections of these incidents, in one statement (made once
-    per set of sections: building and compiling it costs more than running it)."""
+def _read_columns(request: Request, incidents: list[Incident], sections: tuple[IncidentSection, ...],
+                  also: tuple[tuple[str, SectionColumn], ...]) -> dict[int, dict[str, Any]]:
+    """The column sections of these incidents, and what the request asked
+    to read `also` (kept for `read_also`), in one statement (made once per
+    set of columns: building and compiling it costs more than running it)."""
     kept = request.registry.setdefault("incident_section_statements", {})
-    statement = kept.get(sections)
+    statement = kept.get((sections, also))
     if statement is None:
-        statement = kept[sections] = select(Incident.id, *(s.column() for s in sections)).where(
+        columns = [s.column() for s in sections] + [column() for _, column in also]
+        statement = kept[(sections, also)] = select(Incident.id, *columns).where(
             Incident.id.in_(bindparam("ids", expanding=True)))
-    rows = request.dbsession.execute(statement, {"ids": [i.id for i in incidents]})
+    rows = read_rows(request, statement, {"ids": [i.id for i in incidents]})
     names = [s.name for s in sections]
-    return {incident_id: dict(zip(names, values, strict=True)) for incident_id, *values in rows}
+    found: dict[int, dict[str, Any]] = {}
+    kept_also = request.environ.setdefault(READ_ALSO, {})
+    for incident_id, *values in rows:
+        found[incident_id] = dict(zip(names, values, strict=False))
+        for (name, _), value in zip(also, values[len(names):], strict=True):
+            kept_also[(name, incident_id)] = value
+    return found
+
+
+# Columns a request asked to read with the sections (name -> column()), and
+# what was read, by (name, incident id).
+ALSO, READ_ALSO = "ehs.incident_columns.also", "ehs.incident_columns.read"
+
+
+def read_with_sections(request: Request, name: str, column: SectionColumn) -> None:
+    """Ask for `column()` (correlated to `Incident`, made once) to be read
+    by this request's next statement of sections, sparing a statement of its
+    own (the incident page's comments and history); `read_also` gives it."""
+    request.environ.setdefault(ALSO, {})[name] = column
+
+
+def read_also(request: Request, name: str, incident_id: int) -> tuple[bool, Any]:
+    """(True, value) when `read_with_sections` had `name` read for this
+    incident, else (False, None)."""
+    kept = request.environ.get(READ_ALSO, {})
+    key = (name, incident_id)
+    return (True, kept[key]) if key in kept else (False, None)
 
 
 def filters(request: Request) -> list[IncidentFilter]:

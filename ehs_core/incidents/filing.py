@@ -249,7 +249,7 @@ def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]
     — for a retry of the same clientId — the stored report (see
     `check_user_replay`). Returns (incident, created). The JSON API files in
     two steps instead, to build its answer outside the numbering lock."""
-    user = request.identity.user
+    user = request.identity.account  # the identity row's columns: no ORM User to build
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         check_user_replay(request, incident, data)

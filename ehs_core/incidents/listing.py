@@ -60,7 +60,7 @@ def list_query(request: Request, query: dict[str, Any], indexed: bool = False) -
     through the word index (`search.condition`; the same answers), only for
     a count or a sort that is not by the number index's order."""
     identity = request.identity
-    stmt = select(Incident).where(Incident.organization_id == identity.user.organization_id)
+    stmt = select(Incident).where(Incident.organization_id == identity.account.organization_id)
     stmt = visible_incidents(stmt, identity)
     if query.get("q"):
         text = query["q"]
@@ -87,7 +87,7 @@ def list_total(request: Request, query: dict[str, Any], stmt: Select, rows: list
         if query["page"] == 1 and rows:
             return rows[0].number
         return request.dbsession.execute(select(func.coalesce(func.max(Incident.number), 0)).where(
-            Incident.organization_id == request.identity.user.organization_id)).scalar()
+            Incident.organization_id == request.identity.account.organization_id)).scalar()
     return request.dbsession.execute(
         select(func.count()).select_from(stmt.with_only_columns(Incident.id).subquery())).scalar()
 

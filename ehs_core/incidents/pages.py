@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from ehs_core import refdata
 from ehs_core.attachments import storage
-from ehs_core.audit.timeline import comments_and_history
+from ehs_core.audit.timeline import comments_and_history, read_with_incident
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
@@ -222,6 +222,7 @@ def go_to_incident(request: Request) -> HTTPFound:
 
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
+    read_with_incident(request)  # comments and history come with the sections
     item = incident_json(request, incident, detail=True)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
@@ -394,7 +395,7 @@ def thanks(request: Request) -> dict[str, Any]:
         raise HTTPNotFound()
     number = int(raw)
     incident = request.dbsession.execute(select(Incident).where(
-        Incident.organization_id == request.identity.user.organization_id,
+        Incident.organization_id == request.identity.account.organization_id,
         Incident.number == number)).scalar()
     if incident is None:
         raise HTTPNotFound()

@@ -45,7 +45,7 @@ def waiting_for_lead(me: int | BindParameter[int]) -> ColumnElement[bool]:
 
 def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
     stmt = visible_incidents(select(Incident).where(
-        Incident.organization_id == identity.user.organization_id, *conditions), identity)
+        Incident.organization_id == identity.account.organization_id, *conditions), identity)
     total = dbsession.execute(select(func.count()).select_from(
         stmt.with_only_columns(Incident.id).subquery())).scalar()
     rows = list(dbsession.execute(stmt.order_by(Incident.number.desc()).limit(SHOWN)).scalars())

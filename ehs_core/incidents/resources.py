@@ -113,7 +113,7 @@ def incident_factory(request: Request) -> IncidentContext:
         # Not signed in: let the view's permission answer 401.
         return IncidentContext(request, Incident(id=0, reporter_id=None))
     number = int(request.matchdict["number"])
-    query = select(Incident).where(Incident.organization_id == identity.user.organization_id,
+    query = select(Incident).where(Incident.organization_id == identity.account.organization_id,
                                    Incident.number == number)
     return load_visible(request, request.dbsession.execute(query).scalar())
 

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
              responses=(200, 201))
 def create(request: Request) -> dict:
     data = request.validated
-    user = request.identity.user
+    user = request.identity.account  # the identity row's columns: no ORM User to build
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         return replay(request, incident, data)

@@ -96,7 +96,7 @@ def _site_choices(request: Request, include_archived: bool) -> list[dict[str, An
 
 
 def create_site(request: Request, data: dict[str, Any]) -> Site:
-    site = Site(organization_id=request.identity.user.organization_id, name=data["name"],
+    site = Site(organization_id=request.identity.account.organization_id, name=data["name"],
                 address=data.get("address"), timezone=data.get("timezone"), archived=False)
     request.dbsession.add(site)
     request.dbsession.flush()

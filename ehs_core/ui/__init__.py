@@ -117,7 +117,7 @@ def layout_values(event: BeforeRender) -> None:
         # The signed-in identity read the organization's name with the session.
         organization = identity.extra.get("organization") if signed_in else None
         if organization is None and signed_in:
-            organization = request.dbsession.get(Organization, identity.user.organization_id)
+            organization = request.dbsession.get(Organization, identity.account.organization_id)
             organization = {"name": organization.name} if organization is not None else None
         event["organization_name"] = organization["name"] if organization is not None else None
     key = request.GET.get("notice")

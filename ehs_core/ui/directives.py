@@ -15,6 +15,7 @@ from pyramid.request import Request
 from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
+from ehs_core.db import read_rows
 from ehs_core.directives import register_once
 
 # provider(request, ...) -> the template's variables, or None to show nothing.
@@ -63,7 +64,9 @@ def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *
     gives a count shown beside it (e.g. what waits for the person), as a
     number or as a scalar SQL expression the menu reads with the others.
     `context(request)` is the resource whose ACL grants `permission` (a
-    plugin's own root, say); the core's Root by default."""
+    plugin's own root, say); the core's Root by default. Whether an entry
+    is shown is worked out once per set of principals (roles, user), so the
+    context's ACL must grant by principals alone, as a root's does."""
     item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge),
                    config.maybe_dotted(context))
     register_once(config, "ehs.nav_item", name,
@@ -123,20 +126,17 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     count shows no badge."""
     shown = []
     pending: list[tuple[dict[str, Any], ColumnElement[Any]]] = []
-    for item in request.registry.get("ui.nav_items", []):
-        where = item.context(request) if item.context else _root(request)
-        if item.permission and not request.has_permission(item.permission, where):
-            continue
-        entry = {"name": item.name, "title": item.title, "url": request.route_path(item.route_name),
+    current = request.matched_route.name if request.matched_route is not None else None
+    for item, url in _entries(request):
+        entry = {"name": item.name, "title": item.title, "url": url,
                  "badge": item.badge(request) if item.badge else None,
-                 "current": request.matched_route is not None
-                 and request.matched_route.name == item.route_name}
+                 "current": item.route_name == current}
         if isinstance(entry["badge"], ColumnElement):
             pending.append((entry, entry["badge"]))
         shown.append(entry)
     if pending:
-        counts = request.dbsession.execute(_badge_statement(request, [expr for _, expr in pending]),
-                                           badge_parameters(request)).one()
+        counts = read_rows(request, _badge_statement(request, [expr for _, expr in pending]),
+                           badge_parameters(request)).one()
         for (entry, _), count in zip(pending, counts, strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
@@ -145,13 +145,34 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     return shown
 
 
+def _entries(request: Request) -> list[tuple[NavItem, str]]:
+    """The entries the caller may open and their paths, worked out once per
+    set of principals (the menu's contexts grant by role, like the core's
+    Root): their permission checks and paths were half of the menu's cost."""
+    kept = request.registry.setdefault("ui.nav_entries", {})
+    identity = request.identity
+    key = (request.script_name, tuple(identity.principals) if identity is not None else ())
+    found = kept.get(key)
+    if found is None:
+        found = []
+        for item in request.registry.get("ui.nav_items", []):
+            where = item.context(request) if item.context else _root(request)
+            if item.permission and not request.has_permission(item.permission, where):
+                continue
+            found.append((item, request.route_path(item.route_name)))
+        if len(kept) >= 4096:  # one per person at most; forget them all now and then
+            kept.clear()
+        kept[key] = found
+    return found
+
+
 def badge_parameters(request: Request) -> dict[str, int]:
     """The values of the bound parameters a badge expression may name: the
     person (`bindparam("me")`) and their organization
     (`bindparam("organization")`). So an expression can be built once, and
     its SQL compiled once, rather than on every page (building and compiling
     the core's counts cost a fifth of the list page's CPU)."""
-    return {"me": request.identity.user_id, "organization": request.identity.user.organization_id}
+    return {"me": request.identity.user_id, "organization": request.identity.account.organization_id}
 
 
 def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) -> Any:

@@ -49,7 +49,7 @@ def create_user(request: Request, data: dict[str, Any]) -> tuple[User, bool]:
     dbsession = request.dbsession
     if dbsession.execute(select(User.id).where(User.email == email)).first():
         raise Conflict("A user with this email already exists")
-    user = User(organization_id=request.identity.user.organization_id, name=data["name"],
+    user = User(organization_id=request.identity.account.organization_id, name=data["name"],
                 email=email, role=data["role"], active=True)
     invited = "password" not in data
     if not invited:

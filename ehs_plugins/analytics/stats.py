@@ -75,7 +75,7 @@ def scoped(request: Request, stmt: Select, *where: Any) -> Select:
     narrowed to the caller's visible incidents of the organization that match
     `where`, in the same pass (no second one to match ids)."""
     identity = request.identity
-    return visible_incidents(stmt.where(Incident.organization_id == identity.user.organization_id, *where),
+    return visible_incidents(stmt.where(Incident.organization_id == identity.account.organization_id, *where),
                              identity)
 
 
@@ -132,7 +132,8 @@ def site_offsets(request: Request, zones: dict[int, str | None], start: dt.datet
 
 def read_zones(request: Request, site_id: int | None) -> dict[int, str | None]:
     """The organization's sites (or `site_id`) and their zones."""
-    stmt = select(Site.id, Site.timezone).where(Site.organization_id == request.identity.user.organization_id)
+    organization_id = request.identity.account.organization_id
+    stmt = select(Site.id, Site.timezone).where(Site.organization_id == organization_id)
     if site_id is not None:
         stmt = stmt.where(Site.id == site_id)
     return dict(request.dbsession.execute(stmt.order_by(Site.id)).all())
@@ -249,7 +250,7 @@ class Rows:
             during = and_(local >= _wall(first).timestamp(), local < _wall(_next(last)).timestamp())
             columns += [func.count().filter(during), func.count().filter(and_(during, found.c.dart)),
                         func.count().filter(and_(during, found.c.lost_time))]
-        where = [Incident.organization_id == self.request.identity.user.organization_id,
+        where = [Incident.organization_id == self.request.identity.account.organization_id,
                  Incident.occurred_at >= start, Incident.occurred_at < end]
         if self.site_id is not None:
             where.append(Incident.site_id == self.site_id)
@@ -456,7 +457,7 @@ class Tallied(Rows):
     def __init__(self, request: Request, site_id: int | None, incident_type: str | None,
                  sites: Sequence[tuple[int, str, str | None]]) -> None:
         super().__init__(request, site_id, incident_type, {s_id: zone for s_id, _, zone in sites})
-        self.organization_id = request.identity.user.organization_id
+        self.organization_id = request.identity.account.organization_id
         self.incident_type = incident_type
         self.names = {s_id: name for s_id, name, _ in sites}
         self.rank = {s_id: i for i, (s_id, _, _) in enumerate(sites)}  # by name, then id
@@ -699,7 +700,7 @@ def figures_for(request: Request, site_id: int | None = None, incident_type: str
             select(TallyState.server_zone, Site.id, Site.name, Site.timezone).select_from(TallyState)
             .outerjoin(Site, and_(Site.organization_id == TallyState.organization_id,
                                   *([Site.id == site_id] if site_id is not None else [])))
-            .where(TallyState.organization_id == request.identity.user.organization_id)
+            .where(TallyState.organization_id == request.identity.account.organization_id)
             .order_by(Site.name, Site.id)).all()
         if rows and rows[0].server_zone == tallies.zone_key(server_zone(request.registry)):
             sites = [(row.id, row.name, row.timezone) for row in rows if row.id is not None]

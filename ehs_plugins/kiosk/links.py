@@ -45,7 +45,7 @@ def get_link(request: Request, link_id: int) -> KioskLink:
 def create_link(request: Request, data: dict[str, Any]) -> KioskLink:
     """`data` as LinkCreateSchema gives it."""
     check_site(request, data["siteId"])
-    link = KioskLink(organization_id=request.identity.user.organization_id, name=data["name"],
+    link = KioskLink(organization_id=request.identity.account.organization_id, name=data["name"],
                      site_id=data["siteId"], token=secrets.token_urlsafe(32), revoked=False)
     request.dbsession.add(link)
     request.dbsession.flush()

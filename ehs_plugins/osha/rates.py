@@ -53,7 +53,7 @@ def _windows(request: Request, windows: list[tuple[Month, Month]],
     hours_filter = [SiteHours.year >= min(first[0] for first, _ in windows),
                     SiteHours.year <= max(last[0] for _, last in windows),
                     SiteHours.site_id.in_(select(Site.id).where(
-                        Site.organization_id == request.identity.user.organization_id))]
+                        Site.organization_id == request.identity.account.organization_id))]
     if site_id is not None:
         hours_filter.append(SiteHours.site_id == site_id)
     hours_columns = []

@@ -39,7 +39,7 @@ def load_incident(request: Request, number: int, lock: bool = False) -> Incident
     """The caller's organization's incident with this number (locked until
     commit when `lock`)."""
     query = select(Incident).where(
-        Incident.organization_id == request.identity.user.organization_id, Incident.number == number)
+        Incident.organization_id == request.identity.account.organization_id, Incident.number == number)
     if lock:
         query = query.with_for_update()
     incident = request.dbsession.execute(query).scalar()
@@ -54,7 +54,7 @@ def load_case(request: Request, case_id: int) -> tuple[InjuryCase, Incident]:
     if case is None:
         raise NotFound()
     incident = request.dbsession.get(Incident, case.incident_id)
-    if incident is None or incident.organization_id != request.identity.user.organization_id:
+    if incident is None or incident.organization_id != request.identity.account.organization_id:
         raise NotFound()
     return case, incident
 

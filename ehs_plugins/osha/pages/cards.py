@@ -42,7 +42,7 @@ def ita_deadline(today: dt.date) -> dict[str, Any]:
 
 def records_card(request: Request) -> dict[str, Any]:
     today = dt.date.today()
-    org = request.identity.user.organization_id
+    org = request.identity.account.organization_id
     year = record_year(today)
     start, _ = year_bounds(year)
     base = (select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)

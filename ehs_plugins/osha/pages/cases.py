@@ -76,12 +76,13 @@ def case_summary(request: Request, case: InjuryCase, incident: Incident, zone: d
 def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
     """The panel's variables: the count for everyone, the cases for those who may keep them."""
     incident = context.incident
+    # The detail's `injuredCount` counted them already (no statement).
+    count = services.counts_of(request, [incident])[incident.id]
     if not may_manage(request):
-        count = services.counts_of(request, [incident])[incident.id]
         if not count and incident.type in NO_ONE_HURT:
             return None
         return {"manage": False, "count": count}
-    cases = services.cases_of(request, incident)
+    cases = services.cases_of(request, incident) if count else []
     if not cases and incident.type in NO_ONE_HURT:
         return None
     zone = services.zone_of(request, incident)

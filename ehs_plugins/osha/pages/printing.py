@@ -279,7 +279,7 @@ def start_job(request: Request) -> Response:
 
 def the_job(request: Request) -> PdfJob:
     job = pdfjobs.job_of(request.dbsession, request.matchdict["token"],
-                         request.identity.user.organization_id)
+                         request.identity.account.organization_id)
     if job is None:
         raise HTTPNotFound()
     return job

@@ -51,12 +51,12 @@ def record_year(today: dt.date) -> int:
 
 
 def company_name(request: Request) -> str:
-    org = request.dbsession.get(Organization, request.identity.user.organization_id)
+    org = request.dbsession.get(Organization, request.identity.account.organization_id)
     return org.name if org else ""
 
 
 def organization_sites(request: Request, include_archived: bool = False) -> list[Site]:
-    query = select(Site).where(Site.organization_id == request.identity.user.organization_id)
+    query = select(Site).where(Site.organization_id == request.identity.account.organization_id)
     if not include_archived:
         query = query.where(Site.archived.is_(False))
     return list(request.dbsession.execute(query.order_by(Site.name, Site.id)).scalars())

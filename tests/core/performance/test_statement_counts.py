@@ -183,3 +183,23 @@ def test_the_incident_page_reads_the_investigation_once(admin, make_user, site, 
     reads = [s for s in counted.statements if s.lstrip().upper().startswith("SELECT")]
     assert sum(1 for s in reads if "FROM investigations" in s and "lead_id IS NOT NULL" not in s) == 1
     assert sum(1 for s in reads if "FROM root_causes" in s) == 1
+
+
+def test_the_incident_page_sends_its_jsons_statements_plus_one_for_the_menu(admin, make_user, site,
+                                                                            count_statements):
+    """Comments and history are read with the detail's sections, the OSHA
+    panel takes the count the detail read, the pickers are the worker's
+    reference data: the page costs its JSON's statements and the menu's."""
+    number = report(admin, site, 1)
+    admin.post_json(f"/api/incidents/{number}/comments", {"body": "Seen on the night shift."})
+    admin.get(f"/incidents/{number}")
+
+    def selects(path):
+        with count_statements() as counted:
+            shown = admin.get(path)
+        return shown, sum(1 for s in counted.statements if s.lstrip().upper().startswith("SELECT"))
+
+    page, on_page = selects(f"/incidents/{number}")
+    _, in_json = selects(f"/api/incidents/{number}")
+    assert "Seen on the night shift." in page.text and "Reported" in page.text
+    assert on_page == in_json + 1
