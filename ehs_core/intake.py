@@ -60,11 +60,17 @@ def retry_attempts(request: Request) -> int | None:
 
 def check_request(event: NewRequest) -> None:
     request = event.request
-    length = request.content_length
-    if length is not None and length > body_limit(request):
-        raise APIError(413, f"The body is too large (at most {size_text(body_limit(request))})")
+    environ = request.environ
+    # Read from the environ first: most requests have neither a body nor a query.
+    if environ.get("CONTENT_LENGTH"):
+        length = request.content_length
+        if length is not None and length > body_limit(request):
+            raise APIError(413, f"The body is too large (at most {size_text(body_limit(request))})")
+    query = environ.get("QUERY_STRING")
+    if not query:
+        return
     try:
-        unquote_to_bytes(request.environ.get("QUERY_STRING", "").replace("+", " ")).decode("utf-8")
+        unquote_to_bytes(query.replace("+", " ")).decode("utf-8")
     except UnicodeDecodeError:
         # Strict UTF-8 also refuses encoded surrogates (%ED%A0%80).
         raise APIError(400, "Invalid request", [
