@@ -35,11 +35,11 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # and a role change take effect on the very next request in every worker
 # process. (The caches of reference data are keyed by the organization's
 # `reference_version`, read here too: `ehs_core.refdata`.)
-# (The password hash is left out: it is loaded when a password change reads it.
-# The session's id too: its activity is recorded by the token's hash, its
-# other unique key; each column read costs the floor ~1.4% of its CPU.)
-USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active,
-                User.created_at)
+# (Each column read costs the floor ~1.4% of its CPU, so what no request
+# needs is left out: the password hash, loaded when a password change reads
+# it; the user's creation time, loaded if anything reads it; the session's
+# id, its activity being recorded by the token's hash, its other unique key.)
+USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active)
 # Built once (building a select costs more than running this one).
 IDENTITY = (
     select(UserSession.created_at, UserSession.last_seen_at, Organization.name,
@@ -60,7 +60,6 @@ class Account(NamedTuple):
     email: str
     role: str
     active: bool
-    created_at: dt.datetime
 
 
 assert Account._fields == USER_KEYS  # the row's order
