@@ -26,6 +26,7 @@ from typing import Any
 from pyramid.config import Configurator
 from pyramid.interfaces import IRequestExtensions, IRequestFactory
 from pyramid.request import Request
+from pyramid.response import Response
 from pyramid.viewderivers import VIEW
 
 
@@ -58,6 +59,14 @@ def bake_request_extensions(config: Configurator) -> None:
     registry.registerUtility(_Extensions(), IRequestExtensions)
 
 
+# The header of a new `request.response` (Pyramid's Response: text/html in
+# UTF-8), and what the JSON renderer makes of it (webob drops the charset
+# of application/json; its text is encoded in UTF-8).
+DEFAULT_CONTENT_TYPE = ("Content-Type",
+                        f"{Response.default_content_type}; charset={Response.default_charset}")
+JSON_CONTENT_TYPE = ("Content-Type", "application/json")
+
+
 def json_answer(view: Any, info: Any) -> Any:
     """View deriver, under Pyramid's `rendered_view`: the JSON answer of a
     `renderer="json"` view that returned a dict or a list, written as
@@ -78,6 +87,12 @@ def json_answer(view: Any, info: Any) -> Any:
         except TypeError:
             return result  # the renderer's default knows more types (__json__)
         response = request.response
+        headerlist = response.headerlist
+        if headerlist and headerlist[0] == DEFAULT_CONTENT_TYPE:
+            # As below, without webob parsing and rebuilding the header twice.
+            headerlist[0] = JSON_CONTENT_TYPE
+            response.body = text.encode()
+            return response
         if response.content_type == response.default_content_type:
             response.content_type = "application/json"
         response.text = text

@@ -15,13 +15,23 @@ from pyramid.config import Configurator
 from pyramid.events import NewResponse
 
 API_PREFIX = "/api/"
+API_HEADERS = (("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"))
+SET_HERE = frozenset(name.lower() for name, _ in API_HEADERS)
 
 
 def api_response_headers(event: NewResponse) -> None:
-    path = event.request.path_info
+    # The environ's own PATH_INFO: the prefix is ASCII, so it needs no decoding.
+    path = event.request.environ.get("PATH_INFO", "")
     if not (path == API_PREFIX[:-1] or path.startswith(API_PREFIX)):
         return
-    headers = event.response.headers
+    response = event.response
+    headerlist = response.headerlist
+    if not any(name.lower() in SET_HERE for name, _ in headerlist):
+        # Most answers set neither: appended, without webob's mapping
+        # scanning the list once per read and per write.
+        headerlist.extend(API_HEADERS)
+        return
+    headers = response.headers
     if "no-store" not in headers.get("Cache-Control", ""):
         headers["Cache-Control"] = "no-store"
     headers["X-Content-Type-Options"] = "nosniff"

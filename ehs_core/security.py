@@ -97,8 +97,13 @@ class Identity:
 
 
 def user_principals(user_id: int, role: str) -> list[str]:
-    rank = role_rank(role)
-    return [f"user:{user_id}", *(role_principal(r) for r in ROLE_ORDER[: rank + 1])]
+    return [f"user:{user_id}", *ROLE_PRINCIPALS[role]]
+
+
+# Each role's principals: its own and those of every role below it (made
+# once; every signed-in request asks).
+ROLE_PRINCIPALS: dict[str, tuple[str, ...]] = {
+    role: tuple(role_principal(r) for r in ROLE_ORDER[: rank + 1]) for rank, role in enumerate(ROLE_ORDER)}
 
 
 IdentityProvider = Callable[[Request], Identity | None]

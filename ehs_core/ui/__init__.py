@@ -41,7 +41,7 @@ def page_headers(event: NewResponse) -> None:
     """Every HTML answer outside /api gets the page headers (an attachment
     download keeps its own sandboxing policy)."""
     response = event.response
-    if event.request.path_info.startswith("/api/"):
+    if event.request.environ.get("PATH_INFO", "").startswith("/api/"):
         return
     if (response.content_type or "").startswith("text/html"):
         for name, value in PAGE_HEADERS.items():

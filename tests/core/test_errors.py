@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from pyramid_retry import RetryableException
 
 from ehs_core.auth import signin
 from ehs_core.auth import views as auth_views
@@ -88,6 +89,42 @@ def test_a_failed_request_changes_nothing(client, monkeypatch):
                                     "email": "ada@acme.test", "password": PASSWORD}, status=500)
     monkeypatch.undo()
     assert client.get("/api/setup").json == {"needsSetup": True}
+
+
+def failing_once(monkeypatch, module, name):
+    """Make `module.name` raise a retryable error (a serialization failure,
+    a dropped connection) on its first call only."""
+    original = getattr(module, name)
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RetryableException("could not serialize access")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, flaky)
+    return calls
+
+
+def test_a_request_without_a_body_is_run_again_after_a_retryable_error(client, monkeypatch):
+    """pyramid_retry runs the request again (ehs_core.intake.retry_attempts
+    gives a body-less request an empty body to replay instead of a copy)."""
+    calls = failing_once(monkeypatch, signin, "needs_setup")
+    assert client.get("/api/setup").json == {"needsSetup": True}
+    assert len(calls) == 2
+
+
+def test_a_request_with_a_body_is_run_again_with_the_same_body(client, monkeypatch):
+    calls = failing_once(monkeypatch, auth_views, "signed_in")
+    response = client.post_json("/api/setup", {"organizationName": "Acme", "name": "Ada",
+                                               "email": "ada@acme.test", "password": PASSWORD}, status=201)
+    assert response.json["user"]["email"] == "ada@acme.test"
+    assert len(calls) == 2
+    # the first attempt's writes were rolled back (or the second would have
+    # found the organization set up and refused); the admin signs in
+    assert client.get("/api/setup").json == {"needsSetup": False}
+    client.post_json("/api/auth/login", {"email": "ada@acme.test", "password": PASSWORD}, status=200)
 
 
 # --- bad input is a 4xx, never a 500 (ehs_core.schemas.parse_json, ehs_core.intake) ---

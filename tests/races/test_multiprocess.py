@@ -285,6 +285,23 @@ def test_a_role_change_takes_effect_on_the_next_request_in_every_worker(server):
     assert answers_everywhere(server, "/api/users", cookie) == {200: 32}
 
 
+def test_a_read_records_the_sessions_activity(server):
+    """Safe requests read in autocommit on PostgreSQL; the write a read may
+    make, the session's last activity (once a minute), is kept all the same:
+    the idle timeout counts from it."""
+    cookie = server.login(create_user(server, "reporter")["email"])
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=11)
+    touched = sa.text("SELECT last_seen_at FROM user_sessions WHERE token_hash = :h")
+    with server.engine.begin() as conn:
+        aged = conn.execute(sa.text("UPDATE user_sessions SET last_seen_at = :t WHERE token_hash = :h"),
+                            {"t": long_ago, "h": digest(cookie)})
+    assert aged.rowcount == 1
+    assert server.request("GET", "/api/auth/me", cookie=cookie)[0] == 200
+    with server.engine.connect() as conn:
+        seen = conn.execute(touched, {"h": digest(cookie)}).scalar()
+    assert seen > dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)
+
+
 def answered_everywhere(server: Server, path: str, cookie: str, count: int = 32) -> list[dict]:
     """The bodies of `count` requests released together (see `answers_everywhere`)."""
     answers = at_once(count, lambda i: server.request("GET", path, cookie=cookie))
