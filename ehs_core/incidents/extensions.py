@@ -126,20 +126,24 @@ def _read_columns(request: Request, incidents: list[Incident], sections: tuple[I
     to read `also` (kept for `read_also`), in one statement (made once per
     set of columns: building and compiling it costs more than running it)."""
     kept = request.registry.setdefault("incident_section_statements", {})
-    statement = kept.get((sections, also))
-    if statement is None:
-        columns = [s.column() for s in sections] + [column() for _, column in also]
-        statement = kept[(sections, also)] = select(Incident.id, *columns).where(
+    found = kept.get((sections, also))
+    if found is None:
+        # Sections that share a column (the kiosk's channel and link) read it once.
+        factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
+        statement = select(Incident.id, *(column() for column in factories)).where(
             Incident.id.in_(bindparam("ids", expanding=True)))
+        positions = [factories.index(s.column) for s in sections]
+        found = kept[(sections, also)] = (statement, positions,
+                                          [factories.index(column) for _, column in also])
+    statement, positions, also_positions = found
     rows = read_rows(request, statement, {"ids": [i.id for i in incidents]})
-    names = [s.name for s in sections]
-    found: dict[int, dict[str, Any]] = {}
+    read: dict[int, dict[str, Any]] = {}
     kept_also = request.environ.setdefault(READ_ALSO, {})
     for incident_id, *values in rows:
-        found[incident_id] = dict(zip(names, values, strict=False))
-        for (name, _), value in zip(also, values[len(names):], strict=True):
-            kept_also[(name, incident_id)] = value
-    return found
+        read[incident_id] = {s.name: values[p] for s, p in zip(sections, positions, strict=True)}
+        for (name, _), position in zip(also, also_positions, strict=True):
+            kept_also[(name, incident_id)] = values[position]
+    return read
 
 
 # Columns a request asked to read with the sections (name -> column()), and
