@@ -53,28 +53,34 @@ def list_schema(registry: Registry) -> colander.SchemaNode:
     return schema
 
 
-def list_query(request: Request, query: dict[str, Any], indexed: bool = False) -> Select:
+def list_query(request: Request, query: dict[str, Any], words: search.Lookup | None = None) -> Select:
     """The incidents of the caller's organization they may see, narrowed by
     `q` (title, description, location or number) and the filters. `q` is
-    checked row by row (`search.walking`), fit for any plan; `indexed`: read
-    through the word index (`search.condition`; the same answers), only for
-    a count or a sort that is not by the number index's order."""
+    checked row by row (`search.walking`), fit for any plan; with `words`
+    (`search.look_up` of `q`) it is read through the word index (the same
+    answers), only for a count or a sort that is not by the number index's
+    order."""
     identity = request.identity
     stmt = select(Incident).where(Incident.organization_id == identity.account.organization_id)
     stmt = visible_incidents(stmt, identity)
     if query.get("q"):
-        text = query["q"]
-        stmt = stmt.where(search.condition(request, text) if indexed else search.walking(text))
+        stmt = stmt.where(words.condition if words is not None else search.walking(query["q"]))
     for item in extensions.filters(request):
         if query.get(item.name) is not None:
             stmt = item.apply(stmt, query[item.name], request)
     return stmt
 
 
+def only_searched(request: Request, query: dict[str, Any]) -> bool:
+    """The caller sees every incident of the organization and no filter
+    narrows them (`q` may)."""
+    return (sees_everything(request.identity)
+            and all(query.get(item.name) is None for item in extensions.filters(request)))
+
+
 def unfiltered(request: Request, query: dict[str, Any]) -> bool:
     """The caller sees every incident of the organization and narrows nothing."""
-    return (sees_everything(request.identity) and not query.get("q")
-            and all(query.get(item.name) is None for item in extensions.filters(request)))
+    return not query.get("q") and only_searched(request, query)
 
 
 def list_total(request: Request, query: dict[str, Any], stmt: Select, rows: list[Incident]) -> int:
@@ -120,19 +126,28 @@ def searched_page(request: Request, query: dict[str, Any], stmt: Select) -> Page
     matches) incidents; one more row than the page tells whether another
     page follows, and the last page knows the exact total. An empty page
     (no match, or past the end) counts on its own, exactly up to the bound
-    and as it always did beyond."""
+    and as it always did beyond.
+
+    When the word counts already say that more than COUNT_BOUND of the
+    caller's incidents match (`search.Lookup.at_least`: the caller sees the
+    whole organization and only `q` narrows it), the first statement could
+    only confirm it, at the cost of the word's whole bitmap (~8 ms for
+    `forklift` at 100,000 incidents): the page walks the number index
+    straight away, with the same answer."""
     page, size = query["page"], query["pageSize"]
     offset = (page - 1) * size
-    indexed = list_query(request, query, indexed=True)
-    first = indexed.with_only_columns(Incident.id, Incident.number).limit(COUNT_BOUND + 1).subquery()
-    window = (select(first.c.id, func.count().over().label("counted"))
-              .order_by(first.c.number.desc()).limit(size).offset(offset).subquery())
-    found = request.dbsession.execute(
-        select(Incident, window.c.counted).join(window, window.c.id == Incident.id)
-        .order_by(Incident.number.desc())).all()
-    counted = found[0][1] if found else counted_up_to(request, indexed, COUNT_BOUND + 1)
-    if counted <= COUNT_BOUND:
-        return Page([row[0] for row in found], page, size, counted)
+    words = search.look_up(request, query["q"])
+    indexed = list_query(request, query, words)
+    if not (words.at_least > COUNT_BOUND and only_searched(request, query)):
+        first = indexed.with_only_columns(Incident.id, Incident.number).limit(COUNT_BOUND + 1).subquery()
+        window = (select(first.c.id, func.count().over().label("counted"))
+                  .order_by(first.c.number.desc()).limit(size).offset(offset).subquery())
+        found = request.dbsession.execute(
+            select(Incident, window.c.counted).join(window, window.c.id == Incident.id)
+            .order_by(Incident.number.desc())).all()
+        counted = found[0][1] if found else counted_up_to(request, indexed, COUNT_BOUND + 1)
+        if counted <= COUNT_BOUND:
+            return Page([row[0] for row in found], page, size, counted)
     rows = page_of(request, stmt, Incident.number.desc(), size + 1, offset)
     if len(rows) > size:
         return Page(rows[:size], page, size, max(COUNT_BOUND, offset + size), exact=False)

@@ -29,10 +29,20 @@ a case is decided in one place.
 
 The words are not stored in the row (they would double its width): a
 query reads them from the index (a bitmap scan, which needs no recheck)
-and must never work them out row by row (~30-50 us a row). So `condition`
-is for a count or a sort that only a bitmap scan can serve, and `walking`
-(the ILIKE, as before) for any other plan, such as a walk along the
-number index, where each visited row is checked.
+and must never work them out row by row (~30-50 us a row). So
+`Lookup.condition` is for a count or a sort that only a bitmap scan can
+serve, and `walking` (the ILIKE, as before) for any other plan, such as a
+walk along the number index, where each visited row is checked.
+
+Which of the two plans a page takes depends on how many incidents match
+(incidents/listing.py, `searched_page`), and a bitmap costs as much as the
+word's whole posting list (~6-8 ms for a word in 27,000 incidents, before
+a row is read). `incident_word_counts` (migration
+0013_search_word_counts, kept by triggers in the transaction of each
+change) says how many incidents of each organization have each word; a
+text that is one run matches every incident that has a word containing
+it, so the largest count of those words is a lower bound of the matches
+(`Lookup.at_least`), known from the lookup statement alone.
 
 Runs longer than 600 characters are kept as overlapping pieces of 600
 every 200 (index entries have a size limit), so any text of up to 400
@@ -41,6 +51,8 @@ characters long (`IncidentQuerySchema`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, ScalarSelect, Text, and_, bindparam, func, or_, select, text
@@ -51,21 +63,39 @@ from ehs_core.incidents.models import Incident
 # The incident's words, exactly as indexed by ix_incidents_search_words (PostgreSQL only).
 SEARCH_WORDS = func.ehs_search_words(Incident.title, Incident.description, Incident.location_detail,
                                      type_=ARRAY(Text))
-# The schema objects of the word search, made by migration 0009 on
+# The schema objects of the word search, made by migrations 0009 and 0013 on
 # PostgreSQL only and left out of comparisons with the models.
 SEARCH_OBJECTS = frozenset({"ix_incidents_search_words", "incident_words", "pk_incident_words",
-                            "ix_incident_words_trgm"})
+                            "ix_incident_words_trgm", "incident_word_counts", "pk_incident_word_counts"})
 # A run that more listed words contain than this (a letter or two: "a",
 # "ab") narrows nothing worth an index lookup of each; it is left to ILIKE.
 MAX_WORDS = 1000
 
 # For each run of letters and digits of the lower-cased text: the listed
-# words that contain it (at most MAX_WORDS + 1), and whether the text is
-# that one run. A run holds no LIKE wildcard (% and _ are not letters).
+# words that contain it (at most MAX_WORDS + 1), the most incidents of the
+# organization one of them is in (migration 0013_search_word_counts), and
+# whether the text is that one run. A run holds no LIKE wildcard (% and _
+# are not letters). (OFFSET 0 keeps the words one array, made once.)
 _RUNS = text(
-    "SELECT lower(:q) ~ '^[[:alnum:]]+$' AS whole, "
-    "ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || run || '%' LIMIT :limit) AS words "
-    "FROM regexp_split_to_table(lower(:q), '[^[:alnum:]]+') AS run WHERE run <> ''")
+    "SELECT lower(:q) ~ '^[[:alnum:]]+$' AS whole, found.words, "
+    "(SELECT max(incidents) FROM incident_word_counts "
+    "WHERE organization_id = :organization_id AND word = ANY(found.words)) AS most "
+    "FROM regexp_split_to_table(lower(:q), '[^[:alnum:]]+') AS run, LATERAL ("
+    "SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || run || '%' LIMIT :limit) AS words "
+    "OFFSET 0) AS found WHERE run <> ''")
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What `q` matches, read through the word index (`condition`: only for
+    a count or a sort that no other index serves, see the module's
+    docstring), and how many incidents of the organization it surely
+    matches (`at_least`, 0 when that is not known): a text that is one run
+    matches at least every incident that has one of the words containing
+    it, and the word's count says how many those are."""
+
+    condition: ColumnElement[bool]
+    at_least: int = 0
 
 
 def substring(q: str) -> ColumnElement[bool]:
@@ -81,16 +111,20 @@ def named_number(q: str) -> int | None:
     return int(number) if number.isdigit() and len(number) <= 9 else None
 
 
-def text_condition(request: Request, q: str) -> ColumnElement[bool]:
-    """The text part of `q` as a condition on incidents: `substring`, served
+def look_up(request: Request, q: str) -> Lookup:
+    """`q` as a condition on incidents (`substring` and the number), served
     by the word index on PostgreSQL (one statement to look the words up)."""
     if request.dbsession.get_bind().dialect.name != "postgresql":
-        return substring(q)
-    runs = request.dbsession.execute(_RUNS, {"q": q, "limit": MAX_WORDS + 1}).all()
-    narrowing = [hidden(list(words)) for _, words in runs if len(words) <= MAX_WORDS]
-    if len(runs) == 1 and runs[0].whole and narrowing:
-        return SEARCH_WORDS.overlap(narrowing[0])  # exact: nothing to recheck
-    return and_(*(SEARCH_WORDS.overlap(words) for words in narrowing), substring(q))
+        return Lookup(with_number(substring(q), q))
+    runs = request.dbsession.execute(_RUNS, {"q": q, "limit": MAX_WORDS + 1,
+                                             "organization_id": request.identity.user.organization_id}).all()
+    narrowing = [hidden(list(run.words)) for run in runs if len(run.words) <= MAX_WORDS]
+    whole = len(runs) == 1 and runs[0].whole
+    if whole and narrowing:
+        matched = SEARCH_WORDS.overlap(narrowing[0])  # exact: nothing to recheck
+    else:
+        matched = and_(*(SEARCH_WORDS.overlap(words) for words in narrowing), substring(q))
+    return Lookup(with_number(matched, q), (runs[0].most or 0) if whole else 0)
 
 
 def hidden(words: list[str]) -> ScalarSelect:
@@ -107,14 +141,8 @@ def with_number(matched: ColumnElement[bool], q: str) -> ColumnElement[bool]:
     return matched if number is None else or_(matched, Incident.number == number)
 
 
-def condition(request: Request, q: str) -> ColumnElement[bool]:
-    """What `q` matches, read through the word index: only for a count or
-    a sort that no other index serves (see the module's docstring)."""
-    return with_number(text_condition(request, q), q)
-
-
 def walking(q: str) -> ColumnElement[bool]:
     """What `q` matches, checked row by row: the same answers as
-    `condition`, fit for any plan (a walk along the number index, the
+    `Lookup.condition`, fit for any plan (a walk along the number index, the
     export)."""
     return with_number(substring(q), q)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -26,6 +27,7 @@ from ehs_core.db import Base
 from ehs_core.incidents.search import SEARCH_OBJECTS
 from ehs_core.migrations import alembic_config, upgrade
 from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings
+from tests.core.incidents import WORD_COUNT_DRIFT
 
 PLUGINS = ("osha", "kiosk", "analytics")
 CORE_TABLES = {"organizations", "users", "user_sessions", "auth_tokens", "rate_limit_hits", "sites", "areas"}
@@ -191,6 +193,36 @@ def test_the_app_on_a_freshly_migrated_database_answers_setup_and_login(empty_da
     signed_in = browser.post_json("/api/auth/login", {"email": "ada@acme.test", "password": PASSWORD})
     assert signed_in.json["user"]["email"] == "ada@acme.test"
     assert browser.get("/api/auth/me").json["user"]["name"] == "Ada Admin"
+
+
+@pytest.mark.parametrize("empty_database", BACKENDS[1:], indirect=True)
+def test_migrating_a_database_with_incidents_counts_their_words(empty_database, build):
+    """0013_search_word_counts on a database that already has incidents:
+    every word of every incident is counted, as the triggers would have."""
+    config = build(empty_database)
+    registry = config.registry
+    upgrade(registry)
+    browser = Client(config.make_wsgi_app(), origin=PUBLIC_URL)
+    browser.post_json("/api/setup", {"organizationName": "Acme Works", "name": "Ada Admin",
+                                     "email": "ada@acme.test", "password": PASSWORD}, status=201)
+    site = browser.post_json("/api/sites", {"name": "Plant North"}, status=201).json["id"]
+    for title in ("Forklift near miss", "Forklift hit a rack", "Hydraulic hose burst"):
+        browser.post_json("/api/incidents", {"title": title, "type": "hazard", "severity": "low",
+                                             "occurredAt": "2026-01-05T08:00:00Z", "siteId": site})
+    browser.patch_json("/api/incidents/2", {"title": "Pallet jack hit a rack"}, status=200)
+    core = next(branch for branch in registry["migration_branches"] if branch.name == "core")
+    engine = registry["db.engine"]
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(core, conn, registry), "0012_investigation_lead")
+    assert "incident_word_counts" not in table_names(engine)
+
+    upgrade(registry)
+
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(WORD_COUNT_DRIFT)).all() == []
+        counted = dict(conn.execute(sa.text("SELECT word, incidents FROM incident_word_counts")).all())
+    assert (counted["forklift"], counted["rack"], counted["hydraulic"], counted["pallet"]) == (1, 1, 1, 1)
+    assert browser.get("/api/incidents?q=rack").json["total"] == 1
 
 
 # --- ehs.auto_migrate -------------------------------------------------------------------------

@@ -5,20 +5,24 @@ the same for the same seed, and served by the app like any other data."""
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import datetime as dt
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from ehs_core import cli
 from ehs_core.config import configure
 from ehs_core.migrations import upgrade
 from ehs_core.seed import SeedError, SeedOptions, seed
 from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings
+from tests.core.incidents import WORD_COUNT_DRIFT
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = dt.datetime(2026, 3, 4, 10, 30, tzinfo=dt.UTC)
@@ -153,6 +157,52 @@ def test_the_same_seed_writes_the_same_data(build):
     assert rows(first, query) == rows(second, query)
     audit = "SELECT count(*) FROM audit_entries"
     assert rows(first, audit) == rows(second, audit)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A database of its own on the test PostgreSQL server."""
+    if not os.environ.get("EHS_TEST_POSTGRES_URL"):
+        pytest.skip("needs EHS_TEST_POSTGRES_URL (a PostgreSQL server)")
+    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
+    name = f"ehs_seed_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def test_postgresql_gets_the_same_incidents_and_counts_their_words(build, postgres_url, tmp_path):
+    """On PostgreSQL the incidents go out by COPY (their word counts then
+    move once a batch): the same rows as SQLite's INSERTs, every word
+    counted once per incident that has it."""
+    query = ("SELECT number, title, description, location_detail, immediate_action, type, severity, status, "
+             "occurred_at, occurred_offset_minutes, site_id, area_id, reporter_id, anonymous, client_id, "
+             "created_at, updated_at, closed_at FROM incidents ORDER BY number")
+    lite = build()
+    seed(lite, OPTIONS, progress=lambda _: None, now=NOW)
+    config = configure(dict(base_settings(postgres_url, 1, str(tmp_path / "uploads")),
+                            **{"ehs.plugins": "osha kiosk analytics"}))
+    try:
+        upgrade(config.registry)
+        seed(config.registry, dataclasses.replace(OPTIONS, batch=20), progress=lambda _: None, now=NOW)
+
+        def as_stored_by_sqlite(value: Any) -> Any:
+            if isinstance(value, dt.datetime):
+                return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+            return value
+
+        assert [tuple(map(as_stored_by_sqlite, row)) for row in rows(config.registry, query)] == [
+            tuple(row) for row in rows(lite, query)]
+        assert rows(config.registry, WORD_COUNT_DRIFT) == []
+        assert rows(config.registry, "SELECT count(*) FROM incident_word_counts WHERE word = 'the'")[0][0] > 0
+    finally:
+        config.registry["db.engine"].dispose()
 
 
 def test_a_database_with_incidents_is_refused_unless_forced(seeded):

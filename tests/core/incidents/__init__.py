@@ -51,3 +51,16 @@ def add_action(browser: Any, number: int, assignee_id: int | None, title: str = 
 
 def move(browser: Any, number: int, to: str) -> dict:
     return browser.post_json(f"{INCIDENTS}/{number}/transitions", {"to": to}, status=200).json
+
+
+# Every (organization, word) whose kept count (migration 0013_search_word_counts)
+# differs from a count of the incidents' words now (PostgreSQL).
+WORD_COUNT_DRIFT = """
+WITH truth AS (
+  SELECT organization_id, w AS word, count(*) AS n
+  FROM incidents, unnest(ehs_search_words(title, description, location_detail)) AS w
+  WHERE number IS NOT NULL GROUP BY organization_id, w)
+SELECT truth.word, truth.n, kept.incidents FROM truth
+FULL JOIN incident_word_counts AS kept USING (organization_id, word)
+WHERE coalesce(truth.n, 0) <> coalesce(kept.incidents, 0)
+"""

@@ -22,7 +22,7 @@ from sqlalchemy.engine import make_url
 
 from ehs_core.auth.sessions import COOKIE_NAME
 from ehs_core.testing import PASSWORD, PUBLIC_URL, base_settings
-from tests.core.incidents import INCIDENTS, report_body
+from tests.core.incidents import INCIDENTS, WORD_COUNT_DRIFT, report_body
 
 pytestmark = [
     pytest.mark.postgres,
@@ -174,3 +174,43 @@ def test_concurrent_retries_with_one_client_id_create_one_incident(live):
     # No number was taken and lost by the losing requests.
     assert live.numbers() == list(range(1, ROUNDS + 1))
     assert live.scalar("SELECT last_number FROM incident_counters") == ROUNDS
+
+
+def test_word_counts_stay_exact_under_concurrent_reports_and_edits(live):
+    """The search's word counts (migration 0013_search_word_counts) move in
+    the transaction of each change, under concurrent reports and edits of
+    the same incidents from several connections: afterwards every count is
+    what counting the incidents' words gives, and the searches that rely on
+    them answer what the texts say."""
+    texts = ["Forklift reversing at dock", "Hydraulic hose burst at dock", "Forklift hydraulic leak",
+             "Wet floor near the forklift charger", "Ladder without feet"]
+    edited = [live.owner.post_json(INCIDENTS, report_body(live.site_id, title=text)).json["number"]
+              for text in texts]
+    clients = [live.signed_in() for _ in range(THREADS)]
+
+    def work(index: int, barrier: threading.Barrier) -> list[int]:
+        browser = clients[index]
+        barrier.wait()
+        statuses = []
+        for n in range(12):
+            text = texts[(index + n) % len(texts)]
+            if index % 2:
+                response = browser.post_json(INCIDENTS, report_body(live.site_id, title=text,
+                                                                    description=texts[n % len(texts)]),
+                                             status="*")
+            else:  # the same few incidents, edited by four connections at once
+                response = browser.patch_json(f"{INCIDENTS}/{edited[(index // 2 + n) % len(edited)]}",
+                                              {"title": text, "description": texts[(n + 2) % len(texts)]},
+                                              status="*")
+            statuses.append(response.status_int)
+        return statuses
+
+    statuses = Counter(status for result in run_together(THREADS, work) for status in result)
+    assert statuses == {201: 48, 200: 48}
+    with live.engine.connect() as connection:
+        assert connection.execute(sa.text(WORD_COUNT_DRIFT)).all() == []
+    for word in ("forklift", "hydraulic", "dock", "feet"):
+        matching = live.scalar("SELECT count(*) FROM incidents WHERE title ILIKE :q OR description ILIKE :q",
+                               q=f"%{word}%")
+        body = live.owner.get(f"{INCIDENTS}?q={word}&pageSize=100").json
+        assert (body["total"], len(body["items"])) == (matching, matching), word
