@@ -116,8 +116,9 @@ def look_up(request: Request, q: str) -> Lookup:
     by the word index on PostgreSQL (one statement to look the words up)."""
     if request.dbsession.get_bind().dialect.name != "postgresql":
         return Lookup(with_number(substring(q), q))
+    organization_id = request.identity.account.organization_id
     runs = request.dbsession.execute(_RUNS, {"q": q, "limit": MAX_WORDS + 1,
-                                             "organization_id": request.identity.user.organization_id}).all()
+                                             "organization_id": organization_id}).all()
     narrowing = [hidden(list(run.words)) for run in runs if len(run.words) <= MAX_WORDS]
     whole = len(runs) == 1 and runs[0].whole
     if whole and narrowing:
