@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from email import message_from_bytes
 from email.message import Message
 from typing import Any
@@ -158,20 +159,30 @@ def inbox(smtp_server: SMTPServer, registry: Any) -> Iterator[Inbox]:
 # --- database -----------------------------------------------------------
 
 
+@contextmanager
+def postgres_database(prefix: str) -> Iterator[str]:
+    """The URL of an empty database of its own on the test PostgreSQL server
+    (`EHS_TEST_POSTGRES_URL`), dropped afterwards whatever holds it."""
+    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
 @pytest.fixture(scope="session", params=backends())
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite'}"
         return
-    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
-    name = f"ehs_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    yield server.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.dispose()
+    with postgres_database("ehs_test") as url:
+        yield url
 
 
 def base_settings(database_url: str, smtp_port: int, upload_dir: str) -> dict[str, Any]:

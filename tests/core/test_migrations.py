@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import make_url
 
 import ehs_core
 import ehs_plugins
@@ -26,7 +24,7 @@ from ehs_core.config import configure
 from ehs_core.db import Base
 from ehs_core.incidents.search import SEARCH_OBJECTS
 from ehs_core.migrations import alembic_config, upgrade
-from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings
+from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings, postgres_database
 from tests.core.incidents import WORD_COUNT_DRIFT
 
 PLUGINS = ("osha", "kiosk", "analytics")
@@ -45,17 +43,8 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'empty.sqlite'}"
         return
-    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
-    name = f"ehs_migrations_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        yield server.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    with postgres_database("ehs_migrations") as url:
+        yield url
 
 
 @pytest.fixture

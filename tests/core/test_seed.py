@@ -8,20 +8,18 @@ import configparser
 import dataclasses
 import datetime as dt
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.engine import make_url
 
 from ehs_core import cli
 from ehs_core.config import configure
 from ehs_core.migrations import upgrade
 from ehs_core.seed import SeedError, SeedOptions, seed
-from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings
+from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings, postgres_database
 from tests.core.incidents import WORD_COUNT_DRIFT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,17 +162,8 @@ def postgres_url() -> Iterator[str]:
     """A database of its own on the test PostgreSQL server."""
     if not os.environ.get("EHS_TEST_POSTGRES_URL"):
         pytest.skip("needs EHS_TEST_POSTGRES_URL (a PostgreSQL server)")
-    server = make_url(os.environ["EHS_TEST_POSTGRES_URL"]).set(drivername="postgresql+psycopg")
-    name = f"ehs_seed_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        yield server.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    with postgres_database("ehs_seed") as url:
+        yield url
 
 
 def test_postgresql_gets_the_same_incidents_and_counts_their_words(build, postgres_url, tmp_path):
