@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -79,7 +81,38 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+# Every engine made here, so a forked child can leave its parent's
+# connections alone (`_forget_inherited_connections`).
+_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def _forget_inherited_connections() -> None:
+    """After a fork, in the child: give every engine a new, empty pool.
+
+    `pserve production.ini` builds the application, engines included, in
+    gunicorn's arbiter and then forks the workers. A connection the arbiter
+    had pooled by then (its in-process job runner runs the clock's jobs
+    there) would be inherited by every worker: several processes writing to
+    one PostgreSQL socket read each other's answers, fail with "result object
+    does not return rows" or wait forever. SQLAlchemy's documented remedy
+    ("Using Connection Pools with Multiprocessing or os.fork()"):
+    `dispose(close=False)` in the child, which neither closes nor touches the
+    parent's connections, and costs requests nothing (unlike a pid check at
+    every checkout)."""
+    for engine in list(_ENGINES):
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
+
+
 def make_engine(settings: dict[str, Any], **options: Any) -> Engine:
+    engine = _make_engine(settings, **options)
+    _ENGINES.add(engine)
+    return engine
+
+
+def _make_engine(settings: dict[str, Any], **options: Any) -> Engine:
     url: str = settings["sqlalchemy.url"]
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30})

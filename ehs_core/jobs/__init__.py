@@ -1,7 +1,11 @@
 """Background jobs on huey: queued only after the request commits.
 
 With `ehs.huey_url` empty the queue is in memory and a thread inside the
-web process consumes it (development, single process). With a redis:// URL
+web process consumes it (development, single process). Under a forking
+server (gunicorn from production.ini) the process that built the
+application keeps its thread for the clock's jobs, which so run once, and
+each forked worker gets a thread of its own for the jobs its requests queue
+(`_runners_after_fork`). With a redis:// URL
 the queue is shared and `ehs worker` consumes it, periodic jobs included.
 
 Jobs are registered through directives the core uses for its own jobs (mail
@@ -13,7 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -183,6 +189,11 @@ class InProcessRunner(threading.Thread):
         self.stopping.set()
 
 
+# The registries whose process runs an in-process job runner, for the fork
+# handler below (weakly: a test's application is dropped when it ends).
+_WITH_RUNNER: list[weakref.ref[Registry]] = []
+
+
 def start_in_process_runner(registry: Registry, periodic: bool = True) -> InProcessRunner | None:
     """`periodic=False`: run only what requests queue, never the clock's jobs
     (the test kit: a purge or digest firing mid-test would use the test's
@@ -192,7 +203,31 @@ def start_in_process_runner(registry: Registry, periodic: bool = True) -> InProc
     runner = InProcessRunner(registry["huey"], periodic=periodic)
     registry["job_runner"] = runner
     runner.start()
+    _WITH_RUNNER[:] = [ref for ref in _WITH_RUNNER if ref() is not None]
+    _WITH_RUNNER.append(weakref.ref(registry))
     return runner
+
+
+def _runners_after_fork() -> None:
+    """In a forked child (a gunicorn worker): the parent's runner thread did
+    not come along, so the jobs this process's requests queue would never
+    run. Give the child an empty queue of its own (the inherited one may hold
+    the parent's jobs, and its lock may have been held by the parent's thread
+    at the fork) and a thread that runs what the child queues. The clock's
+    jobs stay with the parent, so a daily digest is sent once, not once per
+    worker."""
+    for ref in _WITH_RUNNER:
+        registry = ref()
+        if registry is None or "job_runner" not in registry:
+            continue
+        huey = registry["huey"]
+        huey.storage = huey.create_storage()
+        runner = InProcessRunner(huey, periodic=False)
+        registry["job_runner"] = runner
+        runner.start()
+
+
+os.register_at_fork(after_in_child=_runners_after_fork)
 
 
 def includeme(config: Configurator) -> None:
