@@ -17,7 +17,7 @@ from ehs_core import audit
 from ehs_core.actions import today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
 from ehs_core.actions.schemas import ActionFilter, Scope
-from ehs_core.db import count_up_to, utcnow
+from ehs_core.db import constant, count_up_to, utcnow
 from ehs_core.errors import Conflict, Forbidden, Invalid
 from ehs_core.events import ActionCreated, ActionUpdated, actor, publish
 from ehs_core.incidents.models import Incident, Status
@@ -134,4 +134,4 @@ def open_actions_count(up_to: int | None = None) -> ColumnElement[int]:
     ui.directives.badge_parameters), counting at most `up_to` of them."""
     return count_up_to(select(CorrectiveAction.id).where(
         CorrectiveAction.assignee_id == bindparam("me", type_=Integer),
-        CorrectiveAction.status.in_(PENDING)), up_to)
+        CorrectiveAction.status.in_([constant(status.value) for status in PENDING])), up_to)

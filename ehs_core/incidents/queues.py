@@ -15,7 +15,7 @@ from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
-from ehs_core.db import count_up_to
+from ehs_core.db import constant, count_up_to
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.security import Identity, Role, role_at_least
@@ -39,8 +39,8 @@ def waiting_for_lead(me: int | BindParameter[int]) -> ColumnElement[bool]:
     """Under investigation without a lead, or led by the person `me` (an id,
     or a bound parameter): along `ix_incidents_investigation_lead`, through
     the lead's copy on the incident (`Incident.investigation_lead_id`)."""
-    return (Incident.status == Status.investigation) & or_(Incident.investigation_lead_id.is_(None),
-                                                           Incident.investigation_lead_id == me)
+    return (Incident.status == constant(Status.investigation.value)) & or_(
+        Incident.investigation_lead_id.is_(None), Incident.investigation_lead_id == me)
 
 
 def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
@@ -61,12 +61,13 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
     role = identity.role
     if role_at_least(role, Role.supervisor):
         queues.triage, queues.counts["triage"] = _incidents(
-            dbsession, identity, Incident.status.in_((Status.reported, Status.triage)))
+            dbsession, identity, Incident.status.in_([constant(Status.reported.value),
+                                                      constant(Status.triage.value)]))
         queues.investigation, queues.counts["investigation"] = _incidents(
             dbsession, identity, waiting_for_lead(identity.user_id))
     if role_at_least(role, Role.safety_manager):
         queues.verification, queues.counts["verification"] = _incidents(
-            dbsession, identity, Incident.status == Status.verification)
+            dbsession, identity, Incident.status == constant(Status.verification.value))
     mine = (select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
             .where(CorrectiveAction.assignee_id == identity.user_id, CorrectiveAction.status.in_(PENDING))
             .order_by(CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date, CorrectiveAction.id))
@@ -101,14 +102,21 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
     parts = []
     # One count per status group, each along the (organization, status,
     # number) index: OR-ed together they made PostgreSQL read every incident.
+    # The statuses are constants of the statement's text, so PostgreSQL's
+    # generic plan uses the partial index of investigations (db.constant).
+    investigating = Incident.status == constant(Status.investigation.value)
     if supervisor:
+        new = [constant(Status.reported.value), constant(Status.triage.value)]
+        parts.append(count_up_to(select(Incident.id).where(org, Incident.status.in_(new)), up_to))
+        # Without a lead, and led by this person: two ranges of the
+        # (organization, lead) index, where an OR read every investigation.
         parts.append(count_up_to(select(Incident.id).where(
-            org, Incident.status.in_((Status.reported, Status.triage))), up_to))
+            org, investigating, Incident.investigation_lead_id.is_(None)), up_to))
         parts.append(count_up_to(select(Incident.id).where(
-            org, waiting_for_lead(me)), up_to))
+            org, investigating, Incident.investigation_lead_id == me), up_to))
     if safety_manager:
         parts.append(count_up_to(select(Incident.id).where(
-            org, Incident.status == Status.verification), up_to))
+            org, Incident.status == constant(Status.verification.value)), up_to))
     parts.append(open_actions_count(up_to))
     total = parts[0]
     for part in parts[1:]:
