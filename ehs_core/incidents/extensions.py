@@ -136,7 +136,8 @@ def _read_columns(request: Request, incidents: list[Incident], sections: tuple[I
         found = kept[(sections, also)] = (statement, positions,
                                           [factories.index(column) for _, column in also])
     statement, positions, also_positions = found
-    rows = read_rows(request, statement, {"ids": [i.id for i in incidents]})
+    parameters = request.environ.pop(ALSO_PARAMETERS, {}) if also else {}
+    rows = read_rows(request, statement, {**parameters, "ids": [i.id for i in incidents]})
     read: dict[int, dict[str, Any]] = {}
     kept_also = request.environ.setdefault(READ_ALSO, {})
     for incident_id, *values in rows:
@@ -146,16 +147,24 @@ def _read_columns(request: Request, incidents: list[Incident], sections: tuple[I
     return read
 
 
-# Columns a request asked to read with the sections (name -> column()), and
-# what was read, by (name, incident id).
-ALSO, READ_ALSO = "ehs.incident_columns.also", "ehs.incident_columns.read"
+# Columns a request asked to read with the sections (name -> column()), the
+# values of the bound parameters they name, and what was read, by (name,
+# incident id).
+ALSO, ALSO_PARAMETERS = "ehs.incident_columns.also", "ehs.incident_columns.parameters"
+READ_ALSO = "ehs.incident_columns.read"
 
 
-def read_with_sections(request: Request, name: str, column: SectionColumn) -> None:
-    """Ask for `column()` (correlated to `Incident`, made once) to be read
-    by this request's next statement of sections, sparing a statement of its
-    own (the incident page's comments and history); `read_also` gives it."""
+def read_with_sections(request: Request, name: str, column: SectionColumn,
+                       parameters: dict[str, Any] | None = None) -> None:
+    """Ask for `column()` (correlated to `Incident`, or not correlated at
+    all; the same function each time, so the statement is made once) to be
+    read by this request's next statement of sections, sparing a statement
+    of its own (the incident page's comments and history, the menu's
+    counts); `parameters` gives the values of bound parameters the column
+    names besides `ids`. `read_also` gives what was read."""
     request.environ.setdefault(ALSO, {})[name] = column
+    if parameters:
+        request.environ.setdefault(ALSO_PARAMETERS, {}).update(parameters)
 
 
 def read_also(request: Request, name: str, incident_id: int) -> tuple[bool, Any]:

@@ -38,7 +38,7 @@ from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
-from ehs_core.ui.directives import rendered_slots
+from ehs_core.ui.directives import read_menu_with_sections, rendered_slots
 from ehs_core.ui.forms import (
     BOOL,
     INT,
@@ -223,6 +223,7 @@ def go_to_incident(request: Request) -> HTTPFound:
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
     read_with_incident(request)  # comments and history come with the sections
+    read_menu_with_sections(request, incident.id)  # and so do the menu's counts
     item = incident_json(request, incident, detail=True)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once

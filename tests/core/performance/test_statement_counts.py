@@ -203,11 +203,11 @@ def test_the_incident_page_reads_the_investigation_once(admin, make_user, site, 
     assert sum(1 for s in reads if "FROM root_causes" in s) == 1
 
 
-def test_the_incident_page_sends_its_jsons_statements_plus_one_for_the_menu(admin, make_user, site,
-                                                                            count_statements):
-    """Comments and history are read with the detail's sections, the OSHA
-    panel takes the count the detail read, the pickers are the worker's
-    reference data: the page costs its JSON's statements and the menu's."""
+def test_the_incident_page_sends_no_more_statements_than_its_json(admin, make_user, site, count_statements):
+    """Comments and history, and the menu's counts, are read with the
+    detail's sections, the OSHA panel takes the count the detail read, the
+    pickers are the worker's reference data: the page costs its JSON's
+    statements, and its menu counts what the other pages' menus count."""
     number = report(admin, site, 1)
     admin.post_json(f"/api/incidents/{number}/comments", {"body": "Seen on the night shift."})
     admin.get(f"/incidents/{number}")
@@ -220,7 +220,12 @@ def test_the_incident_page_sends_its_jsons_statements_plus_one_for_the_menu(admi
     page, on_page = selects(f"/incidents/{number}")
     _, in_json = selects(f"/api/incidents/{number}")
     assert "Seen on the night shift." in page.text and "Reported" in page.text
-    assert on_page == in_json + 1
+    assert on_page == in_json
+    waiting = '<span class="badge" aria-label="1 waiting">1</span>'  # the new report waits for triage
+    assert waiting in page.text and waiting in admin.get("/incidents").text
+    report(admin, site, 2)
+    waiting = '<span class="badge" aria-label="2 waiting">2</span>'
+    assert waiting in admin.get(f"/incidents/{number}").text and waiting in admin.get("/incidents").text
 
 
 def test_the_menus_counts_write_their_statuses_and_limits_into_the_statement(admin, count_statements):
