@@ -39,3 +39,46 @@ def test_templates_have_no_unmarked_prose():
         text = re.sub(r"[\w-]+=\"[^\"]*\"", " ", text)  # attributes written by a macro
         words = re.findall(r"[A-Za-z]{3,}", text)
         assert not words, f"{template.relative_to(CORE)}: unmarked words {words[:8]}"
+
+
+class FakeTranslations:
+    """A catalogue that says which domain it was asked in."""
+
+    def dugettext(self, domain, message):
+        return f"[{domain}] {message}"
+
+    def dungettext(self, domain, singular, plural, n):
+        return f"[{domain}] {singular if n == 1 else plural}"
+
+
+def render_as(registry, template_name, source, locale, **values):
+    """Compile `source` as the template `template_name` and render it for a
+    request in `locale` whose catalogue is FakeTranslations."""
+    from types import SimpleNamespace
+
+    from pyramid.threadlocal import manager
+    from pyramid_jinja2 import IJinja2Environment
+
+    env = registry.queryUtility(IJinja2Environment, name=".html")
+    template = env.template_class.from_code(
+        env, env.compile(source, name=template_name), env.make_globals(None))
+    request = SimpleNamespace(registry=registry, localizer=SimpleNamespace(
+        locale_name=locale, translations=FakeTranslations()))
+    manager.push({"request": request, "registry": registry})
+    try:
+        return template.render(**values)
+    finally:
+        manager.pop()
+
+
+def test_messages_translate_in_their_templates_domain_with_or_without_placeholders(registry):
+    """`_("…")` without placeholders is rewritten into a filter when the
+    template is compiled (ui.rendering.ConstantMessages); it must translate
+    exactly as the call does: in the plugin's domain, escaped, "%%" as "%"."""
+    source = ('{{ _("Sign in") }}|{{ gettext(\'Sign out\') }}|{{ _("100%% sure") }}|'
+              '{{ _("Hello %(name)s", name=who) }}|{{ _("Sign in") ~ "!" }}')
+    core = render_as(registry, "ui/example.html", source, "xx-core", who="<b>")
+    assert core == ("[ehs] Sign in|[ehs] Sign out|[ehs] 100% sure|[ehs] Hello &lt;b&gt;|[ehs] Sign in!")
+    plugin = render_as(registry, "ehs_plugins.osha:templates/example.html", source, "xx-plugin", who="Al")
+    assert plugin == ("[ehs_osha] Sign in|[ehs_osha] Sign out|[ehs_osha] 100% sure|[ehs_osha] Hello Al|"
+                      "[ehs_osha] Sign in!")
