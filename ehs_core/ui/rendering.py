@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from babel import Locale
-from babel.dates import format_date, format_timedelta
+from babel.dates import format_timedelta
 from babel.numbers import format_decimal
 from jinja2 import Environment, pass_context
 from jinja2.ext import Extension
@@ -192,7 +192,7 @@ def when(moment: dt.datetime | None, zone: str | None = None, with_zone: bool = 
     # Babel's pattern "d MMM y, HH:mm" with its month names, written out
     # directly: format_datetime parses the pattern and looks each field up
     # again for every one of a list page's 25 rows.
-    text = f"{moment.day} {MONTHS[moment.month]} {moment.year}, {moment:%H:%M}"
+    text = f"{moment.day} {MONTHS[moment.month]} {moment.year}, {moment.hour:02d}:{moment.minute:02d}"
     return f"{text} {moment.tzname()}" if with_zone else text
 
 
@@ -208,7 +208,9 @@ def day(value: dt.date | dt.datetime | str | None, zone: str | None = None) -> s
             return value
     if isinstance(value, dt.datetime):
         value = local(value, zone).date()
-    return format_date(value, "d MMM y", locale=LOCALE)
+    # Babel's "d MMM y", written out as `when` does (format_date parses the
+    # pattern on every call: a list of actions shows a date per row).
+    return f"{value.day} {MONTHS[value.month]} {value.year}"
 
 
 def machine_time(moment: dt.datetime | None) -> str:
