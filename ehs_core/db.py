@@ -263,7 +263,17 @@ class AutocommitReads:
             if self.session is not None:
                 self.session.close()
         finally:
-            self.connection.close()
+            connection = self.connection
+            if not connection.invalidated:
+                # The pool's reset-on-return is off for these connections
+                # (see `includeme`): a transaction one did open (an explicit
+                # BEGIN) is rolled back here. Read from libpq's status, an
+                # int (psycopg's `info` makes an enum of it, which cost more
+                # than the rollback it saves).
+                driver = connection.connection.driver_connection
+                if driver.pgconn.transaction_status:  # not IDLE
+                    driver.rollback()
+            connection.close()
 
 
 def read_rows(request: Request, statement: Any, parameters: dict[str, Any] | None = None) -> Any:
@@ -433,7 +443,18 @@ def includeme(config: Configurator) -> None:
         # transaction too, so what a read answers does not change. What a
         # safe request does write (a session's last activity, once a minute)
         # is a single statement, committed as it runs.
-        config.registry["db.autocommit_engine"] = make_engine(settings, isolation_level="AUTOCOMMIT")
+        #
+        # No rollback when a connection goes back to the pool: in autocommit
+        # each statement commits as it runs, so the connection is already
+        # outside any transaction, and psycopg's `rollback()` would only find
+        # that out (its lock and generator were 1% of the signed-in floor's
+        # instructions). A statement that failed leaves no transaction
+        # either. The one way to leave one open, an explicit BEGIN, is
+        # caught when the request gives the connection back
+        # (`AutocommitReads.close`); the connections of `db.engine`, which
+        # do run transactions, keep the pool's rollback.
+        config.registry["db.autocommit_engine"] = make_engine(
+            settings, isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
 
     def autocommit_reads(request: Request) -> AutocommitReads | None:
         if reads_in_autocommit(request):

@@ -78,3 +78,23 @@ def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(reg
             IDENTITY.first(connection, {"token_hash": "0" * 64})
         assert raised.value.connection_invalidated
         assert connection.invalidated
+
+
+def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_ends(registry, database_url):
+    """The autocommit engine's pool does not roll back what it gets back
+    (there is nothing to roll back after autocommit statements); a
+    transaction opened explicitly is rolled back as the request ends."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("reads run in autocommit on PostgreSQL only")
+    from pyramid.request import Request
+
+    from ehs_core.db import AutocommitReads
+
+    request = Request.blank("/")
+    reads = AutocommitReads(request, registry["db.autocommit_engine"])
+    driver = reads.connection.connection.driver_connection
+    reads.connection.exec_driver_sql("BEGIN")
+    reads.connection.exec_driver_sql("SELECT 1")
+    assert driver.pgconn.transaction_status != 0
+    request._process_finished_callbacks()
+    assert driver.pgconn.transaction_status == 0
