@@ -122,7 +122,7 @@ def session_identity(request: Request) -> Identity | None:
         return None
     # A Core statement: no ORM session or loading for a row of plain columns.
     token_hash = digest(token)
-    row = IDENTITY.first(request.db_connection, {"token_hash": token_hash})
+    row = IDENTITY.first(request, {"token_hash": token_hash})
     if row is None:
         return None
     created_at, last_seen_at, organization_name, reference_version, *user_values = row

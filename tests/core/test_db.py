@@ -43,7 +43,7 @@ def admin_token_hash(dbsession) -> str:
 def test_a_cursor_read_answers_the_row_sqlalchemy_reads(admin, dbsession):
     connection = dbsession.connection()
     parameters = {"token_hash": admin_token_hash(dbsession)}
-    row = IDENTITY.first(connection, parameters)
+    row = IDENTITY.first_on(connection, parameters)
     assert connection.dialect in IDENTITY._plans  # it went to the cursor
     assert row == tuple(connection.execute(IDENTITY.statement, parameters).one())
     created_at, last_seen_at, organization_name, _version, _id, _org, _name, email, role, active = row
@@ -52,16 +52,16 @@ def test_a_cursor_read_answers_the_row_sqlalchemy_reads(admin, dbsession):
     assert created_at.utcoffset() == last_seen_at.utcoffset() == dt.timedelta(0)
     assert active is True
     assert (organization_name, email, role) == ("Acme Works", "admin@acme.test", "admin")
-    assert IDENTITY.first(connection, {"token_hash": "0" * 64}) is None
+    assert IDENTITY.first_on(connection, {"token_hash": "0" * 64}) is None
 
 
 def test_a_listener_of_the_statements_sees_a_cursor_read(admin, dbsession, count_statements):
     connection = dbsession.connection()
     parameters = {"token_hash": admin_token_hash(dbsession)}
     with count_statements() as counted:
-        row = IDENTITY.first(connection, parameters)
+        row = IDENTITY.first_on(connection, parameters)
     assert counted.count == 1 and "user_sessions" in counted.statements[0]
-    assert row == IDENTITY.first(connection, parameters)
+    assert row == IDENTITY.first_on(connection, parameters)
 
 
 def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(registry, database_url):
@@ -75,7 +75,7 @@ def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(reg
             other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
             other.commit()
         with pytest.raises(DBAPIError) as raised:
-            IDENTITY.first(connection, {"token_hash": "0" * 64})
+            IDENTITY.first_on(connection, {"token_hash": "0" * 64})
         assert raised.value.connection_invalidated
         assert connection.invalidated
 
