@@ -55,6 +55,20 @@ def test_a_cursor_read_answers_the_row_sqlalchemy_reads(admin, dbsession):
     assert IDENTITY.first_on(connection, {"token_hash": "0" * 64}) is None
 
 
+def test_a_connection_keeps_one_cursor_for_its_cursor_reads_on_psycopg(admin, dbsession, database_url):
+    from ehs_core.db import CURSOR_KEY
+
+    connection = dbsession.connection()
+    parameters = {"token_hash": admin_token_hash(dbsession)}
+    first = IDENTITY.first_on(connection, parameters)
+    kept = connection.connection.info.get(CURSOR_KEY)
+    assert IDENTITY.first_on(connection, parameters) == first
+    if database_url.startswith("postgresql"):
+        assert kept is not None and connection.connection.info[CURSOR_KEY] is kept
+    else:
+        assert kept is None  # a sqlite3 cursor left open would hold its statement
+
+
 def test_a_listener_of_the_statements_sees_a_cursor_read(admin, dbsession, count_statements):
     connection = dbsession.connection()
     parameters = {"token_hash": admin_token_hash(dbsession)}
