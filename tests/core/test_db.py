@@ -1,12 +1,22 @@
-"""`ehs_core.db.constant`: a code's own value written into a statement's
-text, where a value that would need quoting is refused rather than written."""
+"""`ehs_core.db`: `constant`, a code's own value written into a statement's
+text, where a value that would need quoting is refused rather than written;
+`CursorRead`, a statement sent on the DBAPI cursor, which answers what
+SQLAlchemy's execution of it answers, is seen by whatever listens to the
+connection's statements, and reports a dropped connection as SQLAlchemy does
+(which the disconnect retry relies on)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 
+from ehs_core.auth.models import UserSession
+from ehs_core.auth.sessions import IDENTITY
 from ehs_core.db import constant
 from ehs_core.incidents.models import Incident, Status
 
@@ -24,3 +34,81 @@ def test_a_constant_is_part_of_the_statements_text(dialect):
 def test_anything_that_would_need_quoting_is_refused(value):
     with pytest.raises((TypeError, ValueError)):
         constant(value)
+
+
+def admin_token_hash(dbsession) -> str:
+    return dbsession.scalars(sa.select(UserSession.token_hash)).one()
+
+
+def test_a_cursor_read_answers_the_row_sqlalchemy_reads(admin, dbsession):
+    connection = dbsession.connection()
+    parameters = {"token_hash": admin_token_hash(dbsession)}
+    row = IDENTITY.first_on(connection, parameters)
+    assert connection.dialect in IDENTITY._plans  # it went to the cursor
+    assert row == tuple(connection.execute(IDENTITY.statement, parameters).one())
+    created_at, last_seen_at, organization_name, _version, _id, _org, _name, email, role, active = row
+    # The columns' types processed as SQLAlchemy does: aware UTC instants, a
+    # boolean (SQLite stores 1).
+    assert created_at.utcoffset() == last_seen_at.utcoffset() == dt.timedelta(0)
+    assert active is True
+    assert (organization_name, email, role) == ("Acme Works", "admin@acme.test", "admin")
+    assert IDENTITY.first_on(connection, {"token_hash": "0" * 64}) is None
+
+
+def test_a_connection_keeps_one_cursor_for_its_cursor_reads_on_psycopg(admin, dbsession, database_url):
+    from ehs_core.db import CURSOR_KEY
+
+    connection = dbsession.connection()
+    parameters = {"token_hash": admin_token_hash(dbsession)}
+    first = IDENTITY.first_on(connection, parameters)
+    kept = connection.connection.info.get(CURSOR_KEY)
+    assert IDENTITY.first_on(connection, parameters) == first
+    if database_url.startswith("postgresql"):
+        assert kept is not None and connection.connection.info[CURSOR_KEY] is kept
+    else:
+        assert kept is None  # a sqlite3 cursor left open would hold its statement
+
+
+def test_a_listener_of_the_statements_sees_a_cursor_read(admin, dbsession, count_statements):
+    connection = dbsession.connection()
+    parameters = {"token_hash": admin_token_hash(dbsession)}
+    with count_statements() as counted:
+        row = IDENTITY.first_on(connection, parameters)
+    assert counted.count == 1 and "user_sessions" in counted.statements[0]
+    assert row == IDENTITY.first_on(connection, parameters)
+
+
+def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(registry, database_url):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL server's connection is what a restart drops")
+    engine = registry["db.engine"]
+    with engine.connect() as connection:
+        pid = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        connection.rollback()
+        with engine.connect() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            other.commit()
+        with pytest.raises(DBAPIError) as raised:
+            IDENTITY.first_on(connection, {"token_hash": "0" * 64})
+        assert raised.value.connection_invalidated
+        assert connection.invalidated
+
+
+def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_ends(registry, database_url):
+    """The autocommit engine's pool does not roll back what it gets back
+    (there is nothing to roll back after autocommit statements); a
+    transaction opened explicitly is rolled back as the request ends."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("reads run in autocommit on PostgreSQL only")
+    from pyramid.request import Request
+
+    from ehs_core.db import AutocommitReads
+
+    request = Request.blank("/")
+    reads = AutocommitReads(request, registry["db.autocommit_engine"])
+    driver = reads.connection.connection.driver_connection
+    reads.connection.exec_driver_sql("BEGIN")
+    reads.connection.exec_driver_sql("SELECT 1")
+    assert driver.pgconn.transaction_status != 0
+    request._process_finished_callbacks()
+    assert driver.pgconn.transaction_status == 0
