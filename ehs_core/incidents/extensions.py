@@ -5,7 +5,7 @@ investigation, root causes, actions and attachments)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,15 @@ from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
 # provider(request, incidents) -> {incident.id: value}; one call for a whole
-# page, so a section costs a constant number of queries.
-SectionProvider = Callable[[Request, list[Incident]], dict[int, Any]]
+# page, so a section costs a constant number of queries. The list passes
+# rows of plain columns named as `Incident`'s attributes (`listing.ROW`:
+# what its JSON shows), not ORM objects.
+SectionProvider = Callable[[Request, Sequence[Any]], dict[int, Any]]
 # column() -> a scalar SQL expression correlated to `Incident` (made once);
-# decode(request, incident, value) -> the section's value.
+# decode(request, incident, value) -> the section's value (`incident`: as
+# the provider's).
 SectionColumn = Callable[[], ColumnElement[Any]]
-SectionDecode = Callable[[Request, Incident, Any], Any]
+SectionDecode = Callable[[Request, Any, Any], Any]
 FilterApply = Callable[[Select, Any, Request], Select]
 
 
@@ -90,37 +93,83 @@ def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNo
     register_once(config, "ehs.incident_filter", name, register)
 
 
-def sections_for(request: Request, incidents: list[Incident], detail: bool,
-                 fresh: bool = False) -> dict[int, dict[str, Any]]:
+@dataclass(frozen=True)
+class SectionColumns:
+    """The column sections a list shows, and the columns that read them,
+    to be selected with the page's rows (`listing.list_page`): sections
+    that share a column (the kiosk's channel and link) read it once."""
+
+    sections: tuple[IncidentSection, ...]
+    columns: tuple[ColumnElement[Any], ...]
+    positions: tuple[int, ...]  # each section's column
+
+    def read(self, rows: Sequence[Any], start: int) -> dict[int, dict[str, Any]]:
+        """Each row's sections, by the row's id, from its columns from `start` on."""
+        named = [(s.name, start + p) for s, p in zip(self.sections, self.positions, strict=True)]
+        return {row.id: {name: row[p] for name, p in named} for row in rows}
+
+
+NO_COLUMNS = SectionColumns((), (), ())
+
+
+def shown_sections(request: Request, detail: bool) -> list[IncidentSection]:
+    """The sections this caller is shown in the list or the detail."""
+    return [section for section in request.registry.get("incident_sections", [])
+            if (detail or not section.detail_only)
+            and not (section.permission and not request.has_permission(section.permission))]
+
+
+def list_columns(request: Request) -> SectionColumns:
+    """The columns of the column sections this caller's list shows (made
+    once per set of sections: building them costs more than reading them)."""
+    sections = tuple(s for s in shown_sections(request, False) if s.column is not None)
+    if not sections:
+        return NO_COLUMNS
+    kept = request.registry.setdefault("incident_list_columns", {})
+    found = kept.get(sections)
+    if found is None:
+        factories = list(dict.fromkeys(s.column for s in sections))
+        found = kept[sections] = SectionColumns(sections, tuple(column() for column in factories),
+                                                tuple(factories.index(s.column) for s in sections))
+    return found
+
+
+def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh: bool = False,
+                 read: dict[int, dict[str, Any]] | None = None) -> dict[int, dict[str, Any]]:
     """Every section's values; `fresh`: the incidents were filed in this
-    request. The column sections are read first, in one statement, so a
-    provider may use what they decoded (the investigation's causes, say)."""
+    request; `read`: the column sections already read with the incidents
+    (`SectionColumns.read`), by id. The column sections are read first, in
+    one statement (none when `read` has them all), so a provider may use
+    what they decoded (the investigation's causes, say). `incidents` are
+    `Incident`s, or rows with their attributes' names (`listing.ROW`)."""
     extra: dict[int, dict[str, Any]] = {incident.id: {} for incident in incidents}
     if not incidents:
         return extra
-    shown = [section for section in request.registry.get("incident_sections", [])
-             if (detail or not section.detail_only)
-             and not (section.permission and not request.has_permission(section.permission))]
-    columns = [s for s in shown if s.column is not None and not (fresh and s.fresh is not None)]
+    shown = shown_sections(request, detail)
+    given = read.get(incidents[0].id, {}) if read else {}
+    columns = [s for s in shown if s.column is not None and not (fresh and s.fresh is not None)
+               and s.name not in given]
     also = tuple(request.environ.pop(ALSO, {}).items())
-    read = _read_columns(request, incidents, tuple(columns), also) if columns or also else {}
+    values = _read_columns(request, incidents, tuple(columns), also) if columns or also else {}
+    if read:
+        values = {i: {**found, **values.get(i, {})} for i, found in read.items()}
     for section in shown:
         if fresh and section.fresh is not None:
             for incident in incidents:
                 extra[incident.id][section.name] = section.fresh()
         elif section.column is not None:
             for incident in incidents:
-                value = read[incident.id][section.name]
+                value = values[incident.id][section.name]
                 extra[incident.id][section.name] = (
                     section.decode(request, incident, value) if section.decode else value)
         else:
-            values = section.provider(request, incidents)
+            values_of = section.provider(request, incidents)
             for incident in incidents:
-                extra[incident.id][section.name] = values.get(incident.id)
+                extra[incident.id][section.name] = values_of.get(incident.id)
     return extra
 
 
-def _read_columns(request: Request, incidents: list[Incident], sections: tuple[IncidentSection, ...],
+def _read_columns(request: Request, incidents: Sequence[Any], sections: tuple[IncidentSection, ...],
                   also: tuple[tuple[str, SectionColumn], ...]) -> dict[int, dict[str, Any]]:
     """The column sections of these incidents, and what the request asked
     to read `also` (kept for `read_also`), in one statement (made once per

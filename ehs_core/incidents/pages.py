@@ -175,8 +175,8 @@ def incident_list(request: Request) -> dict[str, Any]:
     except colander.Invalid as exc:
         errors = errors_of(exc)
         query = schema.deserialize({})
-    page = listing.list_page(request, query)
     # The table shows none of the sections (OSHA cases, kiosk channel...).
+    page = listing.list_page(request, query, sections=False)
     items = incidents_json(request, page.items, sections=False)
     sites = active_sites(request)
     # A search with more matches than it counts (listing.COUNT_BOUND) says

@@ -72,7 +72,7 @@ LIST_ANSWER = {"type": "object", "required": ["items", "page", "pageSize", "tota
                      f"(a text search counts up to {COUNT_BOUND:,}: see `totalExact`)")
 def list_incidents(request: Request) -> dict:
     found = list_page(request, request.validated_query)
-    body = {"items": incidents_json(request, found.items), "page": found.page,
+    body = {"items": incidents_json(request, found.items, read=found.sections), "page": found.page,
             "pageSize": found.page_size, "total": found.total}
     if not found.exact:  # additive: absent whenever `total` is the exact count
         body["totalExact"] = False
