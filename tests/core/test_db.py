@@ -8,6 +8,8 @@ connection's statements, and reports a dropped connection as SQLAlchemy does
 from __future__ import annotations
 
 import datetime as dt
+import os
+from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -17,8 +19,11 @@ from sqlalchemy.exc import DBAPIError
 
 from ehs_core.auth.models import UserSession
 from ehs_core.auth.sessions import IDENTITY
-from ehs_core.db import constant
+from ehs_core.db import constant, make_engine
 from ehs_core.incidents.models import Incident, Status
+
+PG = os.environ.get("EHS_TEST_POSTGRES_URL")
+POSTGRES_ONLY = pytest.mark.skipif(not PG, reason="needs EHS_TEST_POSTGRES_URL")
 
 
 @pytest.mark.parametrize("dialect", [postgresql.dialect(), sqlite.dialect()])
@@ -78,10 +83,18 @@ def test_a_listener_of_the_statements_sees_a_cursor_read(admin, dbsession, count
     assert row == IDENTITY.first_on(connection, parameters)
 
 
-def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(registry, database_url):
-    if not database_url.startswith("postgresql"):
-        pytest.skip("a PostgreSQL server's connection is what a restart drops")
-    engine = registry["db.engine"]
+@pytest.fixture
+def pg_engine() -> Iterator[sa.Engine]:
+    """An engine of the service's kind on the test PostgreSQL server."""
+    engine = make_engine({"sqlalchemy.url": PG})
+    yield engine
+    engine.dispose()
+
+
+@POSTGRES_ONLY
+def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(pg_engine):
+    """A PostgreSQL server's connection is what a restart drops."""
+    engine = pg_engine
     with engine.connect() as connection:
         pid = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar()
         connection.rollback()
@@ -94,21 +107,23 @@ def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(reg
         assert connection.invalidated
 
 
-def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_ends(registry, database_url):
+@POSTGRES_ONLY
+def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_ends():
     """The autocommit engine's pool does not roll back what it gets back
     (there is nothing to roll back after autocommit statements); a
-    transaction opened explicitly is rolled back as the request ends."""
-    if not database_url.startswith("postgresql"):
-        pytest.skip("reads run in autocommit on PostgreSQL only")
+    transaction opened explicitly is rolled back as the request ends. (Reads
+    run in autocommit on PostgreSQL only.)"""
     from pyramid.request import Request
 
     from ehs_core.db import AutocommitReads
 
+    engine = make_engine({"sqlalchemy.url": PG}, isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
     request = Request.blank("/")
-    reads = AutocommitReads(request, registry["db.autocommit_engine"])
+    reads = AutocommitReads(request, engine)
     driver = reads.connection.connection.driver_connection
     reads.connection.exec_driver_sql("BEGIN")
     reads.connection.exec_driver_sql("SELECT 1")
     assert driver.pgconn.transaction_status != 0
     request._process_finished_callbacks()
     assert driver.pgconn.transaction_status == 0
+    engine.dispose()

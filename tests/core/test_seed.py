@@ -160,12 +160,12 @@ def test_the_same_seed_writes_the_same_data(build):
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A database of its own on the test PostgreSQL server."""
-    if not os.environ.get("EHS_TEST_POSTGRES_URL"):
-        pytest.skip("needs EHS_TEST_POSTGRES_URL (a PostgreSQL server)")
     with postgres_database("ehs_seed") as url:
         yield url
 
 
+@pytest.mark.postgres
+@pytest.mark.skipif(not os.environ.get("EHS_TEST_POSTGRES_URL"), reason="needs EHS_TEST_POSTGRES_URL")
 def test_postgresql_gets_the_same_incidents_and_counts_their_words(build, postgres_url, tmp_path):
     """On PostgreSQL the incidents go out by COPY (their word counts then
     move once a batch): the same rows as SQLite's INSERTs, every word
