@@ -1,5 +1,6 @@
 """Dates and times in pages read as Babel writes them for the locale
-("14 Mar 2026", "14 Mar 2026, 09:05 EDT"), in the site's zone."""
+("14 Mar 2026", "14 Mar 2026, 09:05 EDT"), in the site's zone; what a
+template outputs is escaped exactly as markupsafe escapes it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime
+from jinja2 import Environment
+from markupsafe import Markup, escape
 
-from ehs_core.ui.rendering import LOCALE, day, when
+from ehs_core.ui.rendering import LOCALE, day, machine_time, output_escape, setup, when
 
 
 def test_day_writes_every_month_as_babel_does():
@@ -25,3 +28,44 @@ def test_when_is_the_sites_wall_clock_with_its_zone():
         format_datetime(local, "d MMM y, HH:mm", locale=LOCALE) + " EDT")
     assert when(moment, "Asia/Kolkata", with_zone=False) == "14 Mar 2026, 18:35"
     assert when(dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC), "UTC") == "2 Jan 2026, 03:04 UTC"
+
+
+def test_when_writes_every_day_and_minute_as_babel_does():
+    zone = ZoneInfo("Europe/Berlin")
+    for hour, minute, day_ in [(0, 0, 1), (9, 5, 9), (10, 10, 10), (23, 59, 31)]:
+        moment = dt.datetime(2026, 12, day_, hour, minute, tzinfo=zone)
+        assert when(moment, "Europe/Berlin", with_zone=False) == format_datetime(
+            moment, "d MMM y, HH:mm", locale=LOCALE)
+
+
+def test_machine_time_is_isoformat_in_utc():
+    moments = [dt.datetime(2026, 3, 14, 14, 5, 9, 250000, tzinfo=dt.UTC),
+               dt.datetime(2026, 3, 14, 14, 5, 9, 7, tzinfo=dt.UTC),
+               dt.datetime(2026, 3, 14, 14, 5, 9, tzinfo=ZoneInfo("America/Chicago")),
+               dt.datetime(999, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30)))]
+    for moment in moments:
+        assert machine_time(moment) == moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    assert machine_time(dt.datetime(2026, 3, 14, 14, 5)) == "2026-03-14T14:05:00Z"  # naive: UTC
+    assert machine_time(None) == ""
+
+
+def test_outputs_are_escaped_exactly_as_markupsafe_escapes():
+    class Shown:
+        def __str__(self) -> str:
+            return "<b>'A' & \"B\"</b>"
+
+    values = ["plain", "<script>alert('x')</script>", 'a "quoted" & <tag>', "", "é ü 中",
+              Markup("<em>safe</em>"), 42, 1.5, None, Shown()]
+    for value in values:
+        assert output_escape(value) == str(escape(value))
+
+
+def test_templates_escape_what_they_output_and_keep_what_is_safe():
+    environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
+    setup(environment, None)
+    template = environment.from_string(
+        "<p title=\"{{ title }}\">{{ body }}{{ safe }}{% set kept %}<i>{{ body }}</i>{% endset %}{{ kept }}</p>"
+        "{% macro m(x) %}<u>{{ x }}</u>{% endmacro %}{{ m(body) }}")
+    html = template.render(title='He said "no" & left', body="<b>x</b>", safe=Markup("<br>"))
+    assert html == ('<p title="He said &#34;no&#34; &amp; left">&lt;b&gt;x&lt;/b&gt;<br>'
+                    "<i>&lt;b&gt;x&lt;/b&gt;</i></p><u>&lt;b&gt;x&lt;/b&gt;</u>")
