@@ -4,14 +4,14 @@ times in a site's zone written for people, the menu and the slots."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
 from babel import Locale
 from babel.dates import format_timedelta
 from babel.numbers import format_decimal
-from jinja2 import Environment, Template, pass_context
+from jinja2 import Environment, Template, TemplateNotFound, pass_context
 from jinja2.ext import Extension
 from jinja2.lexer import Token, TokenStream
 from jinja2.nodes import EvalContext
@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - markupsafe without its speedups
         return str(escape(text))
 from pyramid.registry import Registry
 from pyramid.threadlocal import get_current_request
+from pyramid_jinja2 import PARENT_RELATIVE_DELIM
 
 from ehs_core.sites.zones import site_zone
 from ehs_core.ui.forms import person_options
@@ -48,7 +49,11 @@ DEFAULT_DOMAIN = "ehs"
 def domain_of(template_name: str | None) -> str:
     """"ehs_<plugin>" for a template named by the asset spec of a plugin
     package ("pkg.plugin:templates/x.html"), else the core's domain."""
-    if not template_name or ":" not in template_name:
+    # pyramid_jinja2 names a template that another one names relatively
+    # "name@@FROM_PARENT@@parent": "layout.html" extended by a plugin's page
+    # is the core's layout, in the core's domain.
+    template_name = (template_name or "").split(PARENT_RELATIVE_DELIM, 1)[0]
+    if ":" not in template_name:
         return DEFAULT_DOMAIN
     package = template_name.split(":", 1)[0]
     if package.split(".", 1)[0] == "ehs_core":
@@ -128,14 +133,17 @@ def _constant_message(context: Context, message: str, domain: str) -> str:
 
 class ConstantMessages(Extension):
     """Rewrites `_("text")` and `gettext("text")` — a single string and no
-    placeholders, two thirds of a page's messages — into
-    `("text"|_constant_message("domain"))` as a template is compiled: the
-    same translation, looked up by a direct call (a fifth of the incident
-    page's rendering went to `_` and `Context.call`). Babel extracts the
-    messages from the templates' source, which this does not change."""
+    placeholders, two thirds of a page's messages — as a template is
+    compiled. In a locale's environment (`localized`) it becomes that
+    locale's translation, a constant; elsewhere (a template rendered
+    outside a request) `("text"|_constant_message("domain"))`, the same
+    translation looked up by a direct call (a fifth of the incident page's
+    rendering went to `_` and `Context.call`). Babel extracts the messages
+    from the templates' source, which this does not change."""
 
     def filter_stream(self, stream: TokenStream) -> Iterator[Token]:
         domain = domain_of(stream.name)
+        translate = _compile_time_catalogue(self.environment, domain)
         window: list[Token] = []
         previous = None
         for token in stream:
@@ -147,6 +155,16 @@ class ConstantMessages(Extension):
                     and text.type == "string" and closing.type == "rparen"
                     and (previous is None or previous.type != "dot")):
                 line = name.lineno
+                if translate is not None:
+                    # The locale's translation as a constant marked safe, as the
+                    # call's answer is: Jinja's optimizer joins it to the text
+                    # around it.
+                    yield from (Token(line, "lparen", "("), Token(line, "string", translate(text.value)),
+                                Token(line, "pipe", "|"), Token(line, "name", "safe"),
+                                Token(line, "rparen", ")"))
+                    previous = closing
+                    window = []
+                    continue
                 yield from (Token(line, "lparen", "("), text, Token(line, "pipe", "|"),
                             Token(line, "name", "_constant_message"), Token(line, "lparen", "("),
                             Token(line, "string", domain), Token(line, "rparen", ")"),
@@ -263,8 +281,9 @@ def label(value: str | None) -> str:
 
 
 def nl2br(text: str | None) -> Markup:
-    escaped = Markup.escape(text or "")
-    return Markup("<br>").join(escaped.split("\n"))
+    """Text with its line breaks as <br>, escaped (one escape of the whole
+    text, where Markup.join escaped each line again)."""
+    return Markup(_escape_inner(text or "").replace("\n", "<br>"))  # noqa: S704 (escaped on this line)
 
 
 def output_escape(value: object) -> str:
@@ -297,6 +316,58 @@ class OutputTemplate(Template):
         template = cls._from_namespace(environment, namespace, globals)
         template._uptodate = uptodate
         return template
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        """Rendered by the template compiled for the request's locale (its
+        constant messages written in: a tenth of a page's rendering), or by
+        this one outside a request and for a template made from a string."""
+        request = get_current_request()
+        if request is not None and self.name is not None:
+            locale = request.localizer.locale_name
+            if getattr(self.environment, LOCALE_ATTRIBUTE, None) != locale:
+                try:
+                    template = localized(self.environment, locale).get_template(self.name)
+                except TemplateNotFound:
+                    pass  # made from a string: no source to compile again
+                else:
+                    return template.render(*args, **kwargs)
+        return super().render(*args, **kwargs)
+
+
+def _compile_time_catalogue(environment: Environment, domain: str) -> Callable[[str], str] | None:
+    """How `_("text")` reads in this environment's locale, when it has one:
+    the catalogue of the request that is rendering (`OutputTemplate.render`
+    compiles a locale's templates only for a request in that locale, and a
+    locale has one catalogue in a process)."""
+    locale = getattr(environment, LOCALE_ATTRIBUTE, None)
+    request = get_current_request()
+    if locale is None or request is None or request.localizer.locale_name != locale:
+        return None
+    translations = request.localizer.translations
+
+    def translate(message: str) -> str:
+        text = translations.dugettext(domain, message)
+        return text % {} if "%" in text else text  # "%%" reads "%", as `_formatted` has it
+
+    return translate
+
+
+LOCALE_ATTRIBUTE = "ehs_locale"
+
+
+def localized(environment: Environment, locale: str) -> Environment:
+    """The environment whose templates are compiled for `locale`: Jinja's
+    overlay (the same loader, filters and globals) with a cache of its own,
+    so that a template compiled with one locale's words serves no other."""
+    # Kept on the environment, and shared with its overlays (they copy its attributes).
+    kept: dict[str, Environment] = environment.__dict__.setdefault("ehs_localized", {})
+    found = kept.get(locale)
+    if found is None:
+        capacity = getattr(environment.cache, "capacity", 400) if environment.cache is not None else 0
+        found = environment.overlay(cache_size=capacity)
+        setattr(found, LOCALE_ATTRIBUTE, locale)
+        kept[locale] = found
+    return found
 
 
 def setup(env: Environment, registry: Registry) -> None:

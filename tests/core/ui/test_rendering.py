@@ -11,7 +11,7 @@ from babel.dates import format_date, format_datetime
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
-from ehs_core.ui.rendering import LOCALE, day, machine_time, output_escape, setup, when
+from ehs_core.ui.rendering import LOCALE, day, machine_time, nl2br, output_escape, setup, when
 
 
 def test_day_writes_every_month_as_babel_does():
@@ -69,3 +69,8 @@ def test_templates_escape_what_they_output_and_keep_what_is_safe():
     html = template.render(title='He said "no" & left', body="<b>x</b>", safe=Markup("<br>"))
     assert html == ('<p title="He said &#34;no&#34; &amp; left">&lt;b&gt;x&lt;/b&gt;<br>'
                     "<i>&lt;b&gt;x&lt;/b&gt;</i></p><u>&lt;b&gt;x&lt;/b&gt;</u>")
+
+
+def test_nl2br_escapes_the_text_and_breaks_its_lines():
+    assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup("Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
+    assert nl2br(None) == Markup("")

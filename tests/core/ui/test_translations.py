@@ -82,3 +82,47 @@ def test_messages_translate_in_their_templates_domain_with_or_without_placeholde
     plugin = render_as(registry, "ehs_plugins.osha:templates/example.html", source, "xx-plugin", who="Al")
     assert plugin == ("[ehs_osha] Sign in|[ehs_osha] Sign out|[ehs_osha] 100% sure|[ehs_osha] Hello Al|"
                       "[ehs_osha] Sign in!")
+
+
+class LocaleTranslations(FakeTranslations):
+    """A catalogue that also says which locale it belongs to."""
+
+    def __init__(self, locale):
+        self.locale = locale
+
+    def dugettext(self, domain, message):
+        return f"[{self.locale} {domain}] {message}"
+
+
+def render_loaded(registry, template_name, locale, **values):
+    """Render a template the loader finds, for a request in `locale`."""
+    from types import SimpleNamespace
+
+    from pyramid.threadlocal import manager
+    from pyramid_jinja2 import IJinja2Environment
+
+    env = registry.queryUtility(IJinja2Environment, name=".html")
+    request = SimpleNamespace(registry=registry, localizer=SimpleNamespace(
+        locale_name=locale, translations=LocaleTranslations(locale)))
+    manager.push({"request": request, "registry": registry})
+    try:
+        return env.get_template(template_name).render(**values)
+    finally:
+        manager.pop()
+
+
+def test_constant_messages_are_written_into_each_locales_own_compiled_templates(registry):
+    """A template is compiled once per locale with its `_("…")` words written
+    in (ui.rendering.localized): each locale reads its own words, in each
+    template's domain (the core's for a core macro a plugin's page uses),
+    however the requests interleave."""
+    name = "tests.core.ui:templates/words.html"
+    one = render_loaded(registry, name, "xx-one")
+    two = render_loaded(registry, name, "xx-two")
+    assert one.split("|")[:3] == ["[xx-one ehs_ui] Sign in", "[xx-one ehs_ui] 100% sure",
+                                  "[xx-one ehs_ui] Sign out"]
+    assert "<h2>[xx-one ehs] There is a problem</h2>" in one
+    assert two.split("|")[:3] == ["[xx-two ehs_ui] Sign in", "[xx-two ehs_ui] 100% sure",
+                                  "[xx-two ehs_ui] Sign out"]
+    assert "<h2>[xx-two ehs] There is a problem</h2>" in two
+    assert render_loaded(registry, name, "xx-one") == one
