@@ -21,7 +21,7 @@ from typing import Any
 from pyramid.authorization import Allow
 from pyramid.httpexceptions import HTTPForbidden, HTTPNotFound
 from pyramid.request import Request
-from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, or_, select
 
 from ehs_core.actions.models import CorrectiveAction
 from ehs_core.incidents.extensions import read_one_with_sections
@@ -42,9 +42,15 @@ def sees_everything(identity: Identity | None) -> bool:
     return bool(identity and identity.is_user and role_at_least(identity.role, Role.supervisor))
 
 
-def reported_or_assigned(user: Any) -> ColumnElement[bool]:
+def reported_or_assigned(user: Any, one: bool = False) -> ColumnElement[bool]:
     """What a reporter sees: the incidents `user` (an id, or a bound
-    parameter) reported, and those with an action assigned to them."""
+    parameter) reported, and those with an action assigned to them. `one`:
+    for a statement of one incident, whose actions are looked up by the
+    incident (an index lookup) rather than by the user (PostgreSQL hashes
+    all of the user's actions, 0.7 ms for a reporter with 365 of them)."""
+    if one:
+        return or_(Incident.reporter_id == user, exists().where(
+            CorrectiveAction.incident_id == Incident.id, CorrectiveAction.assignee_id == user))
     assigned = select(CorrectiveAction.incident_id).where(CorrectiveAction.assignee_id == user)
     return or_(Incident.reporter_id == user, Incident.id.in_(assigned))
 
@@ -172,7 +178,7 @@ def _detail_shape(everything: bool) -> tuple[Sequence[ColumnElement[Any]], Colum
     everything, only if visible to them (`reported_or_assigned`)."""
     found = and_(Incident.organization_id == bindparam("organization_id"),
                  Incident.number == bindparam("number"))
-    return COLUMNS, found if everything else and_(found, reported_or_assigned(bindparam("me")))
+    return COLUMNS, found if everything else and_(found, reported_or_assigned(bindparam("me"), one=True))
 
 
 def detail_factory(request: Request, prepare: Callable[[Request], None] | None = None) -> IncidentContext:
