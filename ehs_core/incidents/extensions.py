@@ -222,8 +222,8 @@ _ONE_READS_KEPT = 64
 def read_one_with_sections(request: Request, key: Hashable,
                            build: Callable[[], tuple[Sequence[ColumnElement[Any]], ColumnElement[bool]]],
                            parameters: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """One incident's columns, the column sections of its detail that this
-    caller is shown and what the request asked to read `also`
+    """One incident's columns, the column sections of its detail and what
+    the request asked to read `also`
     (`read_with_sections`), in one statement: the detail's columns and its
     sections were two statements, and each costs a request more in the
     driver than in PostgreSQL.
@@ -235,8 +235,11 @@ def read_one_with_sections(request: Request, key: Hashable,
     no SQLAlchemy execution or result, which cost more than the statement).
     Answers None when no row matches, else the columns' values and the raw
     value of each section by name, for `sections_for(..., read=)`; what was
-    read `also` is kept for `read_also`."""
-    sections = tuple(s for s in shown_sections(request, True) if s.column is not None)
+    read `also` is kept for `read_also`. A section shown only with a
+    permission is left to `sections_for`, which checks it on the request's
+    context (there is none yet while the context factory reads)."""
+    sections = tuple(s for s in request.registry.get("incident_sections", ())
+                     if s.column is not None and s.permission is None)
     also = tuple(request.environ.pop(ALSO, {}).items())
     kept = request.registry.setdefault("incident_one_reads", {})
     found = kept.get((key, sections, also))

@@ -220,11 +220,12 @@ def go_to_incident(request: Request) -> HTTPFound:
 # --- detail -----------------------------------------------------------------
 
 
-def read_with_page(request: Request) -> None:
+def read_with_page(request: Request, incident_id: int | None = None) -> None:
     """Comments and history come with the incident's sections, and so do
-    the menu's counts."""
+    the menu's counts (`incident_id` None: the context's incident, not read
+    yet)."""
     read_with_incident(request)
-    read_menu_with_sections(request)
+    read_menu_with_sections(request, incident_id)
 
 
 def page_factory(request: Request) -> IncidentContext:
@@ -236,7 +237,7 @@ def page_factory(request: Request) -> IncidentContext:
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
     if context.sections is None:  # not read with the incident (a form's answer)
-        read_with_page(request)
+        read_with_page(request, incident.id)
     item = incident_json(request, incident, detail=True, read=context.sections)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
