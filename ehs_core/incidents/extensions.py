@@ -238,9 +238,10 @@ def read_one_with_sections(request: Request, key: Hashable,
     read `also` is kept for `read_also`. A section shown only with a
     permission is left to `sections_for`, which checks it on the request's
     context (there is none yet while the context factory reads)."""
-    sections = tuple(s for s in request.registry.get("incident_sections", ())
+    registry = request.registry
+    sections = tuple(s for s in registry.get("incident_sections", ())
                      if s.column is not None and s.permission is None)
-    also = tuple(request.environ.pop(ALSO, {}).items())
+    also = (*registry.get(EVERY_DETAIL, ()), *request.environ.pop(ALSO, {}).items())
     kept = request.registry.setdefault("incident_one_reads", {})
     found = kept.get((key, sections, also))
     if found is None:
@@ -263,6 +264,15 @@ def read_one_with_sections(request: Request, key: Hashable,
         for name, position in found.also:
             kept_also[(name, row[0])] = row[position]
     return row[:found.width], {s.name: row[p] for s, p in zip(sections, found.positions, strict=True)}
+
+
+EVERY_DETAIL = "incident_detail_columns"
+
+
+def read_every_detail_with(config: Configurator, name: str, column: SectionColumn) -> None:
+    """Have every detail (`read_one_with_sections`) read `column()` with its
+    incident, for `read_also` (the workflow's conditions)."""
+    config.registry.setdefault(EVERY_DETAIL, []).append((name, column))
 
 
 def read_with_sections(request: Request, name: str, column: SectionColumn,

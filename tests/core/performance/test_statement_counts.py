@@ -295,3 +295,37 @@ def test_the_menus_counts_write_their_statuses_and_limits_into_the_statement(adm
     for constant in ("'reported'", "'triage'", "'investigation'", "'verification'", "'open'",
                      "'in_progress'", "LIMIT 100"):
         assert constant in menu[0]
+
+
+def test_the_moves_conditions_are_read_with_the_detail(admin, site, count_statements):
+    """What the moves' conditions need (a root cause; the actions' state)
+    is read in the detail's statement: under investigation, in actions or
+    in verification, the detail sends the session's statement and one
+    more, with the same reasons the move itself gives."""
+    number = report(admin, site, 1)
+    moves = f"/api/incidents/{number}/transitions"
+
+    def shown():
+        with count_statements() as counted:
+            body = admin.get(f"/api/incidents/{number}").json
+        assert sum(1 for s in counted.statements if s.lstrip().upper().startswith("SELECT")) == 2
+        return {t["to"]: t["blockedReason"] for t in body["transitions"]}
+
+    for status in ("triage", "investigation"):
+        admin.post_json(moves, {"to": status})
+    assert shown()["actions"] == "Record at least one root cause first"
+    admin.post_json(moves, {"to": "actions"}, status=409)
+    admin.post_json(f"/api/incidents/{number}/root-causes", {"category": "c", "description": "d"})
+    assert shown()["actions"] is None
+    admin.post_json(moves, {"to": "actions"})
+    assert shown()["verification"] == "Add at least one corrective action first"
+    action = admin.post_json(f"/api/incidents/{number}/actions", {"title": "Fix"}).json
+    assert shown()["verification"] == (
+        "Every action must be done or cancelled first (some are open or in progress)")
+    admin.patch_json(f"/api/actions/{action['id']}", {"status": "done"})
+    assert shown()["verification"] is None
+    admin.post_json(moves, {"to": "verification"})
+    assert shown()["closed"] == "Every action that is not cancelled must be verified first"
+    admin.patch_json(f"/api/actions/{action['id']}", {"status": "verified"})
+    assert shown()["closed"] is None
+    admin.post_json(moves, {"to": "closed"})
