@@ -62,8 +62,9 @@ def _causes() -> ColumnElement[bool]:
 def _actions_state() -> ColumnElement[int]:
     """0: no action; 1: some still open or in progress; 2: all done or cancelled."""
     of_incident = CorrectiveAction.incident_id == Incident.id
-    return case((~exists().where(of_incident), 0),
-                (exists().where(of_incident, CorrectiveAction.status.in_(_statuses(*PENDING))), 1), else_=2)
+    return case((~exists().where(of_incident), constant(0)),
+                (exists().where(of_incident, CorrectiveAction.status.in_(_statuses(*PENDING))), constant(1)),
+                else_=constant(2))
 
 
 def _unverified() -> ColumnElement[bool]:
