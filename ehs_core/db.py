@@ -369,7 +369,8 @@ class CursorRead:
         plan = self._plans[dialect] = _CursorPlan(
             str(compiled), compiled.positiontup if compiled.positional else None,
             {name: processor for name, processor in binds.items() if processor is not None},
-            {name: bind.effective_value for name, bind in compiled.binds.items() if not bind.required},
+            {name: bind.value for name, bind in compiled.binds.items()
+             if not bind.required and bind.callable is None},
             processors, dialect.driver == "psycopg")
         return plan
 
