@@ -315,6 +315,7 @@ class _CursorPlan(NamedTuple):
     sql: str
     positions: Sequence[str] | None  # parameter names in order, for a positional paramstyle
     binds: dict[str, Callable[[Any], Any]]  # the parameters' bind processors
+    defaults: dict[str, Any]  # values the statement carries (SQLite's `OFFSET ?` of a LIMIT: 0)
     processors: tuple[tuple[int, Callable[[Any], Any]], ...]  # (column index, result processor)
     keeps_cursor: bool  # psycopg: one cursor per connection, and prepared statements
 
@@ -368,6 +369,8 @@ class CursorRead:
         plan = self._plans[dialect] = _CursorPlan(
             str(compiled), compiled.positiontup if compiled.positional else None,
             {name: processor for name, processor in binds.items() if processor is not None},
+            {name: bind.value for name, bind in compiled.binds.items()
+             if not bind.required and bind.callable is None},
             processors, dialect.driver == "psycopg")
         return plan
 
@@ -406,6 +409,8 @@ class CursorRead:
     def _run(self, dialect: Any, dbapi_connection: Any, connection: Callable[[], Connection],
              parameters: dict[str, Any]) -> tuple[Any, ...] | None:
         plan = self._plans.get(dialect) or self._plan(dialect)
+        if plan.defaults:
+            parameters = {**plan.defaults, **parameters}
         if plan.binds:
             binds = plan.binds
             parameters = {name: binds[name](value) if name in binds else value

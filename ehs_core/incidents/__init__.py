@@ -22,6 +22,8 @@ from ehs_core.sites.zones import server_zone
 
 INCIDENT = r"/api/incidents/{number:\d{1,9}}"
 FACTORY = "ehs_core.incidents.resources.incident_factory"
+# The detail's route: on a safe request the incident and its sections in one statement.
+DETAIL_FACTORY = "ehs_core.incidents.resources.detail_factory"
 
 
 def _column_filter(column: Any):
@@ -49,7 +51,7 @@ def includeme(config: Configurator) -> None:
     config.include(".extensions")
     config.add_route("incidents.export", "/api/incidents/export")
     config.add_route("incidents", "/api/incidents")
-    config.add_route("incident", INCIDENT, factory=FACTORY)
+    config.add_route("incident", INCIDENT, factory=DETAIL_FACTORY)
     config.add_route("incident.comments", INCIDENT + "/comments", factory=FACTORY)
     config.add_route("incident.timeline", INCIDENT + "/timeline", factory=FACTORY)
     # The core's own filters, through the same directive plugins use.

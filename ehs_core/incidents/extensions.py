@@ -5,7 +5,7 @@ investigation, root causes, actions and attachments)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Select, bindparam, select
 
-from ehs_core.db import read_rows
+from ehs_core.db import CursorRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
@@ -201,6 +201,78 @@ def _read_columns(request: Request, incidents: Sequence[Any], sections: tuple[In
 # incident id).
 ALSO, ALSO_PARAMETERS = "ehs.incident_columns.also", "ehs.incident_columns.parameters"
 READ_ALSO = "ehs.incident_columns.read"
+
+
+@dataclass(frozen=True)
+class _OneRead:
+    """A statement of one incident with its detail's column sections
+    (`read_one_with_sections`), and where each part of its row is."""
+
+    read: CursorRead
+    width: int  # the caller's own columns come first
+    positions: tuple[int, ...]  # each section's column
+    also: tuple[tuple[str, int], ...]  # (name, column) of what was asked `also`
+
+
+# How many such statements the registry keeps (per kind of caller, set of
+# sections shown and columns asked `also`: a handful in practice).
+_ONE_READS_KEPT = 64
+
+
+def read_one_with_sections(request: Request, key: Hashable,
+                           build: Callable[[], tuple[Sequence[ColumnElement[Any]], ColumnElement[bool]]],
+                           parameters: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """One incident's columns, the column sections of its detail and what
+    the request asked to read `also`
+    (`read_with_sections`), in one statement: the detail's columns and its
+    sections were two statements, and each costs a request more in the
+    driver than in PostgreSQL.
+
+    `build()` gives the columns (the incident's id first) and the condition
+    that finds the incident (naming bound parameters whose values are in
+    `parameters`); it is called once per `key` and set of sections, and the
+    statement is kept and run on the DBAPI cursor (`ehs_core.db.CursorRead`:
+    no SQLAlchemy execution or result, which cost more than the statement).
+    Answers None when no row matches, else the columns' values and the raw
+    value of each section by name, for `sections_for(..., read=)`; what was
+    read `also` is kept for `read_also`. A section shown only with a
+    permission is left to `sections_for`, which checks it on the request's
+    context (there is none yet while the context factory reads)."""
+    registry = request.registry
+    sections = tuple(s for s in registry.get("incident_sections", ())
+                     if s.column is not None and s.permission is None)
+    also = (*registry.get(EVERY_DETAIL, ()), *request.environ.pop(ALSO, {}).items())
+    kept = request.registry.setdefault("incident_one_reads", {})
+    found = kept.get((key, sections, also))
+    if found is None:
+        columns, condition = build()
+        factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
+        statement = select(*columns, *(column() for column in factories)).where(condition)
+        start = len(columns)
+        if len(kept) >= _ONE_READS_KEPT:
+            kept.clear()
+        found = kept[(key, sections, also)] = _OneRead(
+            CursorRead(statement), start, tuple(start + factories.index(s.column) for s in sections),
+            tuple((name, start + factories.index(column)) for name, column in also))
+    if also:
+        parameters = {**request.environ.pop(ALSO_PARAMETERS, {}), **parameters}
+    row = found.read.first(request, parameters)
+    if row is None:
+        return None
+    if found.also:
+        kept_also = request.environ.setdefault(READ_ALSO, {})
+        for name, position in found.also:
+            kept_also[(name, row[0])] = row[position]
+    return row[:found.width], {s.name: row[p] for s, p in zip(sections, found.positions, strict=True)}
+
+
+EVERY_DETAIL = "incident_detail_columns"
+
+
+def read_every_detail_with(config: Configurator, name: str, column: SectionColumn) -> None:
+    """Have every detail (`read_one_with_sections`) read `column()` with its
+    incident, for `read_also` (the workflow's conditions)."""
+    config.registry.setdefault(EVERY_DETAIL, []).append((name, column))
 
 
 def read_with_sections(request: Request, name: str, column: SectionColumn,

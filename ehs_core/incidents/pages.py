@@ -31,7 +31,7 @@ from ehs_core.audit.timeline import comments_and_history, read_with_incident
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
-from ehs_core.incidents.resources import IncidentContext, sees_everything
+from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
 from ehs_core.investigation.pages import workspace_values
@@ -220,11 +220,25 @@ def go_to_incident(request: Request) -> HTTPFound:
 # --- detail -----------------------------------------------------------------
 
 
+def read_with_page(request: Request, incident_id: int | None = None) -> None:
+    """Comments and history come with the incident's sections, and so do
+    the menu's counts (`incident_id` None: the context's incident, not read
+    yet)."""
+    read_with_incident(request)
+    read_menu_with_sections(request, incident_id)
+
+
+def page_factory(request: Request) -> IncidentContext:
+    """The page's context: the incident read with its sections and what
+    `read_with_page` asks, in one statement (`detail_factory`)."""
+    return detail_factory(request, prepare=read_with_page)
+
+
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
-    read_with_incident(request)  # comments and history come with the sections
-    read_menu_with_sections(request, incident.id)  # and so do the menu's counts
-    item = incident_json(request, incident, detail=True)
+    if context.sections is None:  # not read with the incident (a form's answer)
+        read_with_page(request, incident.id)
+    item = incident_json(request, incident, detail=True, read=context.sections)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
     zone_name = incident_zone_name(request, incident)
@@ -421,7 +435,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.incident_new", "/incidents/new")
     config.add_route("page.incident_thanks", "/incidents/new/thanks")
     config.add_route("page.area_picker", "/incidents/areas")
-    config.add_route("page.incident", PAGE, factory=FACTORY)
+    config.add_route("page.incident", PAGE, factory=page_factory)
     config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
     config.add_route("page.incident_edit", PAGE + "/edit", factory=FACTORY)
     config.add_route("page.incident_comments", PAGE + "/comments", factory=FACTORY)

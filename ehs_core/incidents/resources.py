@@ -5,21 +5,27 @@ Supervisors and above see every incident; a reporter sees what they reported
 and incidents in which they are assigned a corrective action. Anything else
 answers 404, exactly as a number that does not exist, so existence does not
 leak (ASVS 5 8.2.2).
+
+The detail (JSON and page) reads the incident as plain columns, with its
+sections, in one statement (`detail_factory`); the other routes load the
+ORM object they change (`incident_factory`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import namedtuple
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
 from pyramid.authorization import Allow
 from pyramid.httpexceptions import HTTPForbidden, HTTPNotFound
 from pyramid.request import Request
-from sqlalchemy import Select, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, exists, or_, select
 
 from ehs_core.actions.models import CorrectiveAction
-from ehs_core.incidents.models import Incident
+from ehs_core.incidents.extensions import read_one_with_sections
+from ehs_core.incidents.models import Incident, reference
 from ehs_core.security import Identity, Permission, Role, role_at_least, role_principal
 
 # What a supervisor may do on every incident (workflow rows add their own roles).
@@ -36,14 +42,26 @@ def sees_everything(identity: Identity | None) -> bool:
     return bool(identity and identity.is_user and role_at_least(identity.role, Role.supervisor))
 
 
+def reported_or_assigned(user: Any, one: bool = False) -> ColumnElement[bool]:
+    """What a reporter sees: the incidents `user` (an id, or a bound
+    parameter) reported, and those with an action assigned to them. `one`:
+    for a statement of one incident, whose actions are looked up by the
+    incident (an index lookup) rather than by the user (PostgreSQL hashes
+    all of the user's actions, 0.7 ms for a reporter with 365 of them)."""
+    if one:
+        return or_(Incident.reporter_id == user, exists().where(
+            CorrectiveAction.incident_id == Incident.id, CorrectiveAction.assignee_id == user))
+    assigned = select(CorrectiveAction.incident_id).where(CorrectiveAction.assignee_id == user)
+    return or_(Incident.reporter_id == user, Incident.id.in_(assigned))
+
+
 def visible_incidents(query: Select, identity: Identity | None) -> Select:
     """Restrict an incident query to what the caller may see."""
     if sees_everything(identity):
         return query
     if identity is None or not identity.is_user:
         return query.where(Incident.id.is_(None))
-    assigned = select(CorrectiveAction.incident_id).where(CorrectiveAction.assignee_id == identity.user_id)
-    return query.where(or_(Incident.reporter_id == identity.user_id, Incident.id.in_(assigned)))
+    return query.where(reported_or_assigned(identity.user_id))
 
 
 CONTEXTS = "ehs.incident_contexts"
@@ -56,10 +74,20 @@ def known_context(request: Request, incident: Incident) -> IncidentContext | Non
 
 
 class IncidentContext:
-    def __init__(self, request: Request, incident: Incident, fresh: bool = False) -> None:
+    """`incident`: the ORM object, or an `IncidentRow` on the detail's safe
+    requests (`detail_factory`), which also give `sections` (the raw values
+    of the detail's column sections, for `incident_json(..., read=)`) and,
+    for a caller who is not a supervisor, `through_action`: whether they
+    see the incident through an action assigned to them rather than as its
+    reporter."""
+
+    def __init__(self, request: Request, incident: Any, fresh: bool = False, *,
+                 through_action: bool | None = None, sections: dict[str, Any] | None = None) -> None:
         self.request = request
         self.incident = incident
         self.fresh = fresh  # filed in this request: no actions, so no assignees, yet
+        self.through_action = through_action
+        self.sections = sections
         # The latest context of each incident in this request, so the parts
         # of its answer (the workflow's `can`) reuse its loaded ACL.
         request.environ.setdefault(CONTEXTS, {})[id(incident)] = self
@@ -88,6 +116,16 @@ class IncidentACL:
         yield from self.assignees()
 
     def assignees(self) -> list[tuple[Any, ...]]:
+        if self._assignees is None and self.context.through_action is not None:
+            # The detail's statement found the incident visible to this
+            # caller, a reporter: through an action assigned to them, or as
+            # its reporter (then an entry of theirs here could only grant
+            # again what the reporter's entry grants). A check only ever
+            # matches the caller's own principals, so this entry stands for
+            # every assignee's.
+            me = self.context.request.identity.user_id
+            self._assignees = ([(Allow, f"user:{me}", VIEWER_PERMISSIONS)]
+                               if self.context.through_action else [])
         if self._assignees is None:
             found = () if self.context.fresh else self.context.request.dbsession.execute(
                 select(CorrectiveAction.assignee_id).distinct()
@@ -116,6 +154,59 @@ def incident_factory(request: Request) -> IncidentContext:
     query = select(Incident).where(Incident.organization_id == identity.account.organization_id,
                                    Incident.number == number)
     return load_visible(request, request.dbsession.execute(query).scalar())
+
+
+class IncidentRow(namedtuple("IncidentRow", [column.key for column in Incident.__table__.columns])):
+    """An incident's columns as the detail reads them, named as `Incident`'s
+    attributes (with its `reference`): building the ORM object, which a
+    read does not need, cost more than reading the row."""
+
+    __slots__ = ()
+
+    @property
+    def reference(self) -> str | None:
+        return reference(self.number) if self.number is not None else None
+
+
+COLUMNS = tuple(Incident.__table__.columns)  # in `IncidentRow`'s order
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _detail_shape(everything: bool) -> tuple[Sequence[ColumnElement[Any]], ColumnElement[bool]]:
+    """The detail's columns and the condition that finds the incident: by
+    number in the caller's organization and, for a caller who does not see
+    everything, only if visible to them (`reported_or_assigned`)."""
+    found = and_(Incident.organization_id == bindparam("organization_id"),
+                 Incident.number == bindparam("number"))
+    return COLUMNS, found if everything else and_(found, reported_or_assigned(bindparam("me"), one=True))
+
+
+def detail_factory(request: Request, prepare: Callable[[Request], None] | None = None) -> IncidentContext:
+    """Context factory of the incident's detail (its JSON and its page). On
+    a safe request of a signed-in user, the incident's columns, its
+    detail's column sections and, for a caller who does not see every
+    incident, the visibility rule are one statement
+    (`extensions.read_one_with_sections`): 404 when it finds no row, as for
+    a number that does not exist. `prepare(request)` runs first, to ask
+    for columns read with it (`read_with_sections`). Any other request gets
+    `incident_factory`'s context (the ORM object it changes)."""
+    identity = request.identity
+    if request.method not in SAFE_METHODS or identity is None or not identity.is_user:
+        return incident_factory(request)
+    if prepare is not None:
+        prepare(request)
+    everything = sees_everything(identity)
+    parameters = {"organization_id": identity.account.organization_id,
+                  "number": int(request.matchdict["number"])}
+    if not everything:
+        parameters["me"] = identity.user_id
+    found = read_one_with_sections(request, everything, lambda: _detail_shape(everything), parameters)
+    if found is None:
+        raise HTTPNotFound()
+    columns, sections = found
+    incident = IncidentRow(*columns)
+    return IncidentContext(request, incident, sections=sections,
+                           through_action=None if everything else incident.reporter_id != identity.user_id)
 
 
 def context_for(request: Request, incident_id: int) -> IncidentContext:

@@ -12,7 +12,7 @@ from sqlalchemy import literal, select, union_all
 
 from ehs_core import refdata
 from ehs_core.incidents.extensions import sections_for
-from ehs_core.incidents.models import Incident, reference
+from ehs_core.incidents.models import reference
 from ehs_core.serialize import iso
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import site_index
@@ -115,6 +115,9 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
     return items
 
 
-def incident_json(request: Request, incident: Incident, detail: bool = False,
-                  fresh: bool = False) -> dict[str, Any]:
-    return incidents_json(request, [incident], detail, fresh)[0]
+def incident_json(request: Request, incident: Any, detail: bool = False,
+                  fresh: bool = False, read: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`read`: the incident's column sections as read with it
+    (`IncidentContext.sections`)."""
+    return incidents_json(request, [incident], detail, fresh,
+                          read=None if read is None else {incident.id: read})[0]

@@ -82,7 +82,8 @@ def list_incidents(request: Request) -> dict:
 @view_config(route_name="incident", request_method="GET", renderer="json",
              permission=Permission.view_incident)
 def detail(context: IncidentContext, request: Request) -> dict:
-    return incident_json(request, context.incident, detail=True)
+    # The context factory read the incident and its sections (`detail_factory`).
+    return incident_json(request, context.incident, detail=True, read=context.sections)
 
 
 @view_config(route_name="incident", request_method="PATCH", renderer="json",

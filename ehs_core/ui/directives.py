@@ -141,10 +141,12 @@ def _menu(request: Request) -> tuple[list[dict[str, Any]], Pending]:
     return shown, pending
 
 
-def read_menu_with_sections(request: Request, incident_id: int) -> None:
+def read_menu_with_sections(request: Request, incident_id: int | None = None) -> None:
     """The incident page: have the menu's counts read by the statement that
     reads the incident's sections, instead of a statement of their own (the
-    menu's round trip was a sixth of the page at 100,000 incidents)."""
+    menu's round trip was a sixth of the page at 100,000 incidents).
+    `incident_id` None: the incident of the request's context, asked before
+    it is read (the page's context factory reads it with its sections)."""
     identity = request.identity
     if identity is None or not identity.is_user:
         return
@@ -179,6 +181,8 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     kept = request.environ.pop(_WITH_SECTIONS, None)
     if kept is not None:
         shown, pending, names, incident_id = kept
+        if incident_id is None:  # the context's incident (none on an error page)
+            incident_id = getattr(getattr(getattr(request, "context", None), "incident", None), "id", None)
         read = [read_also(request, name, incident_id) for name in names]
         if all(found for found, _ in read):
             counts = [value for _, value in read]

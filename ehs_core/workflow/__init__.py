@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
+from sqlalchemy import ColumnElement, case
 
+from ehs_core.db import constant
 from ehs_core.directives import register_once
+from ehs_core.incidents.extensions import read_also, read_every_detail_with
 from ehs_core.incidents.models import Incident
 from ehs_core.security import role_at_least
-from ehs_core.workflow.table import Transition, leaving
+from ehs_core.workflow.table import TRANSITIONS, Fact, Transition, leaving
 
 Guard = Callable[[Request, Incident, Transition], str | None]
 
@@ -27,9 +32,25 @@ def add_transition_guard(config: Configurator, name: str, guard: Guard) -> None:
     register_once(config, "ehs.transition_guard", name, register)
 
 
-def blocked_reason(request: Request, incident: Incident, transition: Transition) -> str | None:
-    if transition.condition is not None:
-        reason = transition.condition(request.dbsession, incident)
+def fact_name(transition: Transition) -> str:
+    return f"workflow.{transition.source.value}.{transition.target.value}"
+
+
+def fact_column(transition: Transition, fact: Fact) -> Callable[[], ColumnElement[Any]]:
+    """The transition's `fact` as a column of the detail's statement, worked
+    out only when the incident is where the move leaves from (PostgreSQL
+    then evaluates one of the table's facts at most)."""
+    leaves = constant(transition.source.value)
+    return functools.cache(lambda: case((Incident.status == leaves, fact.column())))
+
+
+def blocked_reason(request: Request, incident: Any, transition: Transition) -> str | None:
+    condition = transition.condition
+    if condition is not None:
+        # The detail read its facts with the incident (`read_every_detail_with`).
+        found, value = (read_also(request, fact_name(transition), incident.id) if isinstance(condition, Fact)
+                        else (False, None))
+        reason = condition.reason(value) if found else condition(request.dbsession, incident)
         if reason:
             return reason
     for guard in request.registry.get("transition_guards", []):
@@ -58,6 +79,12 @@ def includeme(config: Configurator) -> None:
     # The detail's `transitions` and `can`, as sections like any other part.
     config.add_incident_section("transitions", transitions_section, detail_only=True)
     config.add_incident_section("can", can_section, detail_only=True)
+    # What the moves' conditions read, read with the detail's incident:
+    # `transitions` and `can` then cost no statement of their own.
+    for transition in TRANSITIONS:
+        fact = transition.condition
+        if isinstance(fact, Fact):
+            read_every_detail_with(config, fact_name(transition), fact_column(transition, fact))
     config.add_route("incident.transitions", r"/api/incidents/{number:\d{1,9}}/transitions",
                      factory="ehs_core.incidents.resources.incident_factory")
     config.scan(".views")

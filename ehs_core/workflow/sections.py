@@ -39,13 +39,14 @@ def context_of(request: Request, incident: Incident) -> IncidentContext:
 def can_flags(request: Request, incident: Incident) -> dict[str, bool]:
     context = context_of(request, incident)
     supervisor = request.has_permission(Permission.update_incident, context)
+    investigate = bool(request.has_permission(Permission.manage_investigation, context))  # asked once
     return {
         "update": bool(supervisor),
         "transition": any(t["blockedReason"] is None for t in moves(request, incident)),
         "comment": bool(request.has_permission(Permission.comment_incident, context)),
         "upload": bool(request.has_permission(Permission.upload_attachment, context)),
-        "investigate": bool(request.has_permission(Permission.manage_investigation, context)),
-        "addRootCause": bool(request.has_permission(Permission.manage_investigation, context)),
+        "investigate": investigate,
+        "addRootCause": investigate,
         "addAction": bool(supervisor) and incident.status != "closed",
     }
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import ColumnElement, case, exists, select
 from sqlalchemy.orm import Session
 
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
+from ehs_core.db import constant
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.investigation.models import RootCause
 from ehs_core.security import Role
@@ -30,26 +32,52 @@ def low_or_medium(dbsession: Session, incident: Incident) -> str | None:
     return "Only low or medium severity incidents can be closed from triage"
 
 
-def has_root_cause(dbsession: Session, incident: Incident) -> str | None:
-    found = dbsession.execute(select(exists().where(RootCause.incident_id == incident.id))).scalar()
-    return None if found else "Record at least one root cause first"
+@dataclass(frozen=True)
+class Fact:
+    """A condition on what hangs off the incident: `column()`, an SQL
+    expression correlated to `Incident` (built once), and `reason(value)`,
+    why the move must wait given its value (None: it need not). Called as a
+    `Condition`, it reads the value on its own (the move itself, in its
+    transaction); the detail reads it with the incident instead
+    (`workflow.fact_column`), the same rule in the same statement."""
+
+    column: Callable[[], ColumnElement[Any]]
+    reason: Callable[[Any], str | None]
+
+    def __call__(self, dbsession: Session, incident: Incident) -> str | None:
+        value = dbsession.execute(select(self.column()).where(Incident.id == incident.id)).scalar()
+        return self.reason(value)
 
 
-def actions_ready_for_verification(dbsession: Session, incident: Incident) -> str | None:
-    statuses = list(dbsession.execute(
-        select(CorrectiveAction.status).where(CorrectiveAction.incident_id == incident.id)).scalars())
-    if not statuses:
-        return "Add at least one corrective action first"
-    if any(status in PENDING for status in statuses):
-        return "Every action must be done or cancelled first (some are open or in progress)"
-    return None
+def _statuses(*statuses: str) -> list[ColumnElement[Any]]:
+    # Written into the statement (`constant`): no expanding parameter, which
+    # a statement kept and run on the cursor cannot send.
+    return [constant(status) for status in statuses]
 
 
-def all_actions_verified(dbsession: Session, incident: Incident) -> str | None:
-    unverified = dbsession.execute(select(exists().where(
-        CorrectiveAction.incident_id == incident.id,
-        CorrectiveAction.status.not_in((ActionStatus.verified, ActionStatus.cancelled))))).scalar()
-    return "Every action that is not cancelled must be verified first" if unverified else None
+def _causes() -> ColumnElement[bool]:
+    return exists().where(RootCause.incident_id == Incident.id)
+
+
+def _actions_state() -> ColumnElement[int]:
+    """0: no action; 1: some still open or in progress; 2: all done or cancelled."""
+    of_incident = CorrectiveAction.incident_id == Incident.id
+    return case((~exists().where(of_incident), constant(0)),
+                (exists().where(of_incident, CorrectiveAction.status.in_(_statuses(*PENDING))), constant(1)),
+                else_=constant(2))
+
+
+def _unverified() -> ColumnElement[bool]:
+    return exists().where(CorrectiveAction.incident_id == Incident.id, CorrectiveAction.status.not_in(
+        _statuses(ActionStatus.verified, ActionStatus.cancelled)))
+
+
+has_root_cause = Fact(_causes, lambda found: None if found else "Record at least one root cause first")
+actions_ready_for_verification = Fact(_actions_state, lambda state: {
+    0: "Add at least one corrective action first",
+    1: "Every action must be done or cancelled first (some are open or in progress)"}.get(state))
+all_actions_verified = Fact(_unverified, lambda unverified: (
+    "Every action that is not cancelled must be verified first" if unverified else None))
 
 
 @dataclass(frozen=True)
@@ -57,7 +85,7 @@ class Transition:
     source: Status
     target: Status
     minimum_role: Role
-    condition: Condition | None = None
+    condition: Condition | Fact | None = None
     effect: Effect | None = None
 
 

@@ -60,6 +60,19 @@ def test_a_cursor_read_answers_the_row_sqlalchemy_reads(admin, dbsession):
     assert IDENTITY.first_on(connection, {"token_hash": "0" * 64}) is None
 
 
+def test_a_cursor_read_sends_the_values_its_statement_carries(admin, dbsession):
+    """A value the statement itself holds as a bound parameter (a LIMIT; on
+    SQLite the OFFSET 0 written with it) is sent with the caller's."""
+    from ehs_core.db import CursorRead
+    from ehs_core.users.models import User
+
+    read = CursorRead(select(User.email).where(User.role == sa.bindparam("role")).order_by(User.id).limit(1))
+    connection = dbsession.connection()
+    assert read.first_on(connection, {"role": "admin"}) == ("admin@acme.test",)
+    assert connection.dialect in read._plans  # it went to the cursor
+    assert read.first_on(connection, {"role": "nobody"}) is None
+
+
 def test_a_connection_keeps_one_cursor_for_its_cursor_reads_on_psycopg(admin, dbsession, database_url):
     from ehs_core.db import CURSOR_KEY
 

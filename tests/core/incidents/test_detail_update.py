@@ -67,6 +67,35 @@ def test_a_reporter_sees_own_incident_and_one_with_an_action_assigned(admin, mak
     assert detail(alice, 2).json["title"] == "Assigned"
 
 
+def test_a_section_shown_with_a_permission_is_checked_on_the_incident(admin, make_user, registry,
+                                                                       monkeypatch):
+    """A plugin's column section shown only with a permission: the detail
+    asks it on the incident (its ACL), as for every other check of the
+    detail, though the incident and its other sections are read before the
+    incident's context exists."""
+    from sqlalchemy import func, select
+
+    from ehs_core.actions.models import CorrectiveAction
+    from ehs_core.incidents.extensions import IncidentSection
+    from ehs_core.incidents.models import Incident
+    from ehs_core.security import Permission
+
+    def count_column():
+        return select(func.count()).where(CorrectiveAction.incident_id == Incident.id).scalar_subquery()
+
+    section = IncidentSection("actionCount", None, permission=Permission.update_incident, detail_only=True,
+                              column=count_column)
+    monkeypatch.setitem(registry, "incident_sections", [*registry["incident_sections"], section])
+    site = new_site(admin)
+    alice = make_user("reporter")
+    file_report(alice, site["id"], title="Mine")
+    add_action(admin, 1, alice.user["id"])
+    assert detail(admin, 1).json["actionCount"] == 1
+    assert "actionCount" not in detail(alice, 1).json
+    assert "actionCount" not in admin.get(INCIDENTS).json["items"][0]  # detail only
+    assert admin.get("/incidents/1").status_int == 200
+
+
 def test_the_detail_needs_a_session(admin, client):
     site = new_site(admin)
     file_report(admin, site["id"])

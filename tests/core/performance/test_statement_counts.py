@@ -93,14 +93,15 @@ def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_us
     few = statements(count_statements, lambda: admin.get(f"/api/incidents/{small}"))
     many = statements(count_statements, lambda: admin.get(f"/api/incidents/{large}"))
     assert many == few
-    # The session, the incident, and everything that hangs off it (the
+    # The session, then the incident with everything that hangs off it (the
     # core's sections and the plugins': investigation, causes, actions,
     # files, injured count, channel) in one statement; a reported incident's
     # moves have no condition to read.
     with count_statements() as counted:
         admin.get(f"/api/incidents/{small}")
     reads = [s for s in counted.statements if s.lstrip().upper().startswith("SELECT")]
-    assert len(reads) == 3, reads
+    assert len(reads) == 2, reads
+    assert "FROM investigations" in reads[1] and "FROM corrective_actions" in reads[1]
     # and for a reporter who sees it through an assigned action
     few = statements(count_statements, lambda: worker.get(f"/api/incidents/{small}"))
     many = statements(count_statements, lambda: worker.get(f"/api/incidents/{large}"))
@@ -109,19 +110,47 @@ def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_us
 
 def test_the_incident_acl_is_read_only_when_a_check_needs_it(admin, make_user, site, count_statements):
     """Supervisors and above may open every incident (the ACL's first
-    entry), so their detail sends no query for the incident's assignees; a
-    reporter who sees it through an assigned action needs them, once."""
+    entry), so they send no query for the incident's assignees; on a route
+    that loads the incident alone, a reporter who sees it through an
+    assigned action needs them, once. The detail's statement applies the
+    visibility rule itself, so the detail needs none."""
     worker = make_user("reporter")
     number = report(admin, site, 1)
     grow_incident(admin, number, worker.user["id"], 2)
 
-    def assignee_queries(client):
+    def assignee_queries(client, path):
         with count_statements() as counted:
-            client.get(f"/api/incidents/{number}")
+            client.get(path)
         return sum("DISTINCT corrective_actions.assignee_id" in s for s in counted.statements)
 
-    assert assignee_queries(admin) == 0
-    assert assignee_queries(worker) == 1
+    for path in (f"/api/incidents/{number}/comments", f"/api/incidents/{number}"):
+        assert assignee_queries(admin, path) == 0
+    assert assignee_queries(worker, f"/api/incidents/{number}/comments") == 1
+    assert assignee_queries(worker, f"/api/incidents/{number}") == 0
+
+
+def test_a_reporters_detail_is_one_statement_after_the_session(admin, make_user, site, count_statements):
+    """The incident a reporter filed, one they see through an action
+    assigned to them, and one they may not see (404, as a number that does
+    not exist): each is the session's statement and one more, and what the
+    reporter may do follows from how they see it."""
+    worker, stranger = make_user("reporter"), make_user("reporter")
+    theirs = report(worker, site, 1)
+    assigned = report(admin, site, 2)
+    grow_incident(admin, assigned, worker.user["id"], 1)
+
+    def selects(client, path, status=200):
+        with count_statements() as counted:
+            shown = client.get(path, status=status)
+        return shown, sum(1 for s in counted.statements if s.lstrip().upper().startswith("SELECT"))
+
+    for number in (theirs, assigned):
+        shown, sent = selects(worker, f"/api/incidents/{number}")
+        assert sent == 2
+        assert shown.json["can"] == {"update": False, "transition": False, "comment": True, "upload": True,
+                                     "investigate": False, "addRootCause": False, "addAction": False}
+    for number in (theirs, assigned, 9999):
+        assert selects(stranger, f"/api/incidents/{number}", status=404)[1] == 2
 
 
 def test_actions_list_costs_the_same_for_few_or_many_actions(admin, make_user, site, count_statements):
@@ -266,3 +295,37 @@ def test_the_menus_counts_write_their_statuses_and_limits_into_the_statement(adm
     for constant in ("'reported'", "'triage'", "'investigation'", "'verification'", "'open'",
                      "'in_progress'", "LIMIT 100"):
         assert constant in menu[0]
+
+
+def test_the_moves_conditions_are_read_with_the_detail(admin, site, count_statements):
+    """What the moves' conditions need (a root cause; the actions' state)
+    is read in the detail's statement: under investigation, in actions or
+    in verification, the detail sends the session's statement and one
+    more, with the same reasons the move itself gives."""
+    number = report(admin, site, 1)
+    moves = f"/api/incidents/{number}/transitions"
+
+    def shown():
+        with count_statements() as counted:
+            body = admin.get(f"/api/incidents/{number}").json
+        assert sum(1 for s in counted.statements if s.lstrip().upper().startswith("SELECT")) == 2
+        return {t["to"]: t["blockedReason"] for t in body["transitions"]}
+
+    for status in ("triage", "investigation"):
+        admin.post_json(moves, {"to": status})
+    assert shown()["actions"] == "Record at least one root cause first"
+    admin.post_json(moves, {"to": "actions"}, status=409)
+    admin.post_json(f"/api/incidents/{number}/root-causes", {"category": "c", "description": "d"})
+    assert shown()["actions"] is None
+    admin.post_json(moves, {"to": "actions"})
+    assert shown()["verification"] == "Add at least one corrective action first"
+    action = admin.post_json(f"/api/incidents/{number}/actions", {"title": "Fix"}).json
+    assert shown()["verification"] == (
+        "Every action must be done or cancelled first (some are open or in progress)")
+    admin.patch_json(f"/api/actions/{action['id']}", {"status": "done"})
+    assert shown()["verification"] is None
+    admin.post_json(moves, {"to": "verification"})
+    assert shown()["closed"] == "Every action that is not cancelled must be verified first"
+    admin.patch_json(f"/api/actions/{action['id']}", {"status": "verified"})
+    assert shown()["closed"] is None
+    admin.post_json(moves, {"to": "closed"})
