@@ -10,6 +10,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pyramid.i18n import Localizer, TranslationStringFactory
 from pyramid.request import Request
 from sqlalchemy import (
     ColumnElement,
@@ -32,20 +33,41 @@ from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.serialize import user_names
 from ehs_core.rowsjson import DOCUMENT, INSTANT, columns_of, decoder, json_rows
 
-# How each kind of entry reads on the page.
+# How each kind of entry reads on the page (translated in the core's domain).
+_ = TranslationStringFactory("ehs")
 SUMMARIES = {
-    "incident.created": "Reported",
-    "incident.updated": "Details changed",
-    "incident.transitioned": "Moved on",
-    "investigation.updated": "Investigation updated",
-    "root_cause.created": "Root cause added",
-    "root_cause.updated": "Root cause changed",
-    "root_cause.deleted": "Root cause removed",
-    "action.created": "Corrective action added",
-    "action.updated": "Corrective action changed",
-    "attachment.created": "File added",
-    "attachment.deleted": "File removed",
+    "incident.created": _("Reported"),
+    "incident.updated": _("Details changed"),
+    "incident.transitioned": _("Moved on"),
+    "investigation.created": _("Investigation started"),
+    "investigation.updated": _("Investigation updated"),
+    "root_cause.created": _("Root cause added"),
+    "root_cause.updated": _("Root cause changed"),
+    "root_cause.deleted": _("Root cause removed"),
+    "action.created": _("Corrective action added"),
+    "action.updated": _("Corrective action changed"),
+    "attachment.created": _("File added"),
+    "attachment.deleted": _("File removed"),
 }
+ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
+# Translated words by (locale, action): a catalogue does not change while
+# the process runs, and translating a message costs as much as writing an entry.
+_WORDS: dict[tuple[str | None, str], str] = {}
+
+
+def words_for(localizer: Localizer | None, action: str) -> str:
+    """How an entry of `action` is summed up, in the localizer's language
+    ("Anonymous" for the action "anonymous")."""
+    key = (localizer.locale_name if localizer is not None else None, action)
+    found = _WORDS.get(key)
+    if found is None:
+        words = ANONYMOUS if action == "anonymous" else SUMMARIES.get(action)
+        if words is None:
+            found = action.replace(".", " ").replace("_", " ")
+        else:
+            found = localizer.translate(words) if localizer is not None else str(words)
+        _WORDS[key] = found
+    return found
 
 
 class HistoryRow(NamedTuple):
@@ -84,15 +106,22 @@ class TimelineEntry:
     @property
     def summary(self) -> str:
         """"Moved on: triage → investigation"; "Details changed: title, severity"."""
-        changes: dict[str, Any] = self.entry.changes or {}
-        text = SUMMARIES.get(self.entry.action, self.entry.action.replace(".", " ").replace("_", " "))
+        return self.summary_in(None)
+
+    def summary_in(self, localizer: Localizer | None) -> str:
+        """The summary with its words in the localizer's language (as written
+        above without one): what changed, never the changed values, which
+        the caller may not be allowed to read."""
+        entry = self.entry
+        changes: dict[str, Any] = entry.changes or {}
+        text = words_for(localizer, entry.action)
         status = changes.get("status")
-        if self.entry.action == "incident.transitioned" and isinstance(status, dict):
+        names = sorted(name for name in changes if name != "id")  # an action's id says nothing
+        if isinstance(status, dict) and (entry.action == "incident.transitioned" or (
+                entry.action.endswith(".updated") and names == ["status"])):
             return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
-        if self.entry.action.endswith(".updated") and changes:
-            if isinstance(status, dict) and len(changes) == 1:
-                return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
-            return f"{text}: {', '.join(sorted(changes))}"
+        if entry.action.endswith(".updated") and names:
+            return f"{text}: {', '.join(names)}"
         return text
 
 

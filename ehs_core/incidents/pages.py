@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from ehs_core import refdata
 from ehs_core.attachments import storage
-from ehs_core.audit.timeline import comments_and_history, read_with_incident
+from ehs_core.audit.timeline import TimelineEntry, comments_and_history, read_with_incident, words_for
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
@@ -49,7 +49,7 @@ from ehs_core.ui.forms import (
     json_values,
     local_to_iso,
 )
-from ehs_core.ui.rendering import LOCALE
+from ehs_core.ui.rendering import LOCALE, machine_time, output_escape, when
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
 
@@ -247,7 +247,8 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "zone": zone_name, "statuses": statuses, "status_index": statuses.index(Status(incident.status)),
         "blocked_anchors": BLOCKED_ANCHORS,
-        **people_values(request, incident),
+        **(people := people_values(request, incident)),
+        "history_html": history_html(request, people["timeline"], zone_name),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
     } | workspace_values(request, context)
@@ -263,6 +264,20 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
     said, timeline = comments_and_history(request, incident)
     return {"comments": said, "comment_authors": user_names(request, {c.author_id for c in said}),
             "timeline": timeline}
+
+
+def history_html(request: Request, timeline: list[TimelineEntry], zone: str | None) -> Markup:
+    """The history's entries as the page's list items, written here: a
+    history has a dozen entries or more, each a time in two forms, a name
+    and a summary, and through the template they were a fifth of the
+    page's rendering. Everything written is escaped."""
+    localizer = request.localizer
+    anonymous = words_for(localizer, "anonymous")
+    return Markup("".join([  # noqa: S704 (every value is escaped on the next lines)
+        f'        <li><div class="meta"><time datetime="{machine_time(entry.at)}">{when(entry.at, zone)}'
+        f'</time> · {output_escape(entry.actor_name or anonymous)}</div>\n'
+        f'          <div>{output_escape(entry.summary_in(localizer))}</div></li>\n'
+        for entry in timeline]))
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:

@@ -276,3 +276,36 @@ def test_an_investigation_led_by_someone_else_does_not_wait_for_me(team, site, m
     assert re.search(r'href="/"[^>]*>Home <span class="badge"[^>]*>1</span>', home.text)
     theirs_waiting = other.get("/").text.split('id="q-investigation"', 1)[1].split("</section>")[0]
     assert f"INC-{theirs:04d}" in theirs_waiting
+
+
+def history_of(page) -> list[tuple[str, str]]:
+    """The history's entries as (who, what) pairs."""
+    section = page.text.split('id="timeline"', 1)[1].split("</section>", 1)[0]
+    return [(who.strip(), what) for who, what in re.findall(
+        r'</time> · ([^<]*)</div>\s*<div>([^<]*)</div></li>', section)]
+
+
+def test_the_history_says_who_did_what_in_words(team, site, make_user):
+    tricky = make_user("supervisor", name="Ann <b>O'Neil</b>")
+    number = report(team["reporter"], site)["number"]
+    tricky.post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    tricky.patch_json(f"/api/incidents/{number}", {"title": "Oil and water on the floor", "severity": "high"})
+    tricky.post_json(f"/api/incidents/{number}/transitions", {"to": "actions"})
+    action = add_action(tricky, number)
+    set_action(tricky, action["id"], status="done")
+    page = team["supervisor"].get(f"/incidents/{number}")
+    name = "Ann &lt;b&gt;O&#39;Neil&lt;/b&gt;"
+    assert history_of(page) == [
+        ("Rita Reporter", "Reported"),
+        (name, "Moved on: reported → triage"),
+        (name, "Details changed: severity, title"),
+        (name, "Moved on: triage → actions"),
+        (name, "Corrective action added"),
+        (name, "Corrective action changed: open → done"),
+    ]
+    assert '<time datetime="' in page.text.split('id="timeline"', 1)[1]
+
+
+def test_the_history_of_an_anonymous_report_names_no_one(team, site):
+    number = report(team["reporter"], site, anonymous=True)["number"]
+    assert history_of(team["supervisor"].get(f"/incidents/{number}")) == [("Anonymous", "Reported")]
