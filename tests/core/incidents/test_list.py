@@ -131,6 +131,20 @@ def test_filters_by_type_severity_status_and_site(admin):
     assert listed_numbers(admin, "?siteId=999999") == []
 
 
+def test_from_and_to_take_whole_days_in_the_servers_zone_both_inclusive(admin):
+    site = new_site(admin)
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        file_report(admin, site["id"], occurredAt=f"{day}T23:30:00+00:00")  # 1, 2, 3 (UTC in the tests)
+    assert listed_numbers(admin, "?from=2026-01-02") == [3, 2]
+    assert listed_numbers(admin, "?from=2026-01-03") == [3]
+    assert listed_numbers(admin, "?to=2026-01-02") == [2, 1]
+    assert listed_numbers(admin, "?to=2026-01-01") == [1]
+    assert listed_numbers(admin, "?from=2026-01-02&to=2026-01-02") == [2]
+    assert listed_numbers(admin, "?from=2026-01-04") == []
+    body = listing(admin, "?from=2026-01-01&to=2026-01-02&pageSize=1&page=2").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([1], 2)
+
+
 def test_filters_combine_and_total_counts_the_filtered_set(admin):
     north, _ = filter_fixture(admin)
     body = listing(admin, f"?type=injury&siteId={north['id']}").json
