@@ -72,11 +72,29 @@ class UTCDateTime(TypeDecorator):
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: dt.datetime | None, dialect: Any) -> dt.datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC)
+        return _aware_utc(value)
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Callable[[Any], dt.datetime | None]:
+        """`process_result_value` as the column's processor itself where the
+        driver's value needs no other processing (psycopg's datetimes):
+        TypeDecorator's wrapper around it was two calls per instant read,
+        a tenth of the incident list's instructions."""
+        inner = self.impl_instance.result_processor(dialect, coltype)
+        if inner is None:
+            return _aware_utc
+        return lambda value: _aware_utc(inner(value))
+
+
+def _aware_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """An instant read from the database, as an aware datetime in UTC."""
+    if value is None:
+        return None
+    zone = value.tzinfo
+    if zone is dt.UTC:  # PostgreSQL's, read in UTC (see `_make_engine`)
+        return value
+    if zone is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
 
 
 def utcnow() -> dt.datetime:

@@ -178,16 +178,17 @@ def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh
     also = tuple(request.environ.pop(ALSO, {}).items())
     values = _read_columns(request, incidents, tuple(columns), also) if columns or also else {}
     if read:
-        values = {i: {**found, **values.get(i, {})} for i, found in read.items()}
+        values = {i: {**found, **values.get(i, {})} for i, found in read.items()} if values else read
     for section in shown:
+        name = section.name
         if fresh and section.fresh is not None:
             for incident in incidents:
-                extra[incident.id][section.name] = section.fresh()
+                extra[incident.id][name] = section.fresh()
         elif section.column is not None:
+            decode = section.decode
             for incident in incidents:
-                value = values[incident.id][section.name]
-                extra[incident.id][section.name] = (
-                    section.decode(request, incident, value) if section.decode else value)
+                value = values[incident.id][name]
+                extra[incident.id][name] = decode(request, incident, value) if decode else value
         else:
             values_of = section.provider(request, incidents)
             for incident in incidents:

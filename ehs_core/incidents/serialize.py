@@ -13,15 +13,22 @@ from sqlalchemy import literal, select, union_all
 from ehs_core import refdata
 from ehs_core.incidents.extensions import sections_for
 from ehs_core.incidents.models import reference
-from ehs_core.serialize import iso
+from ehs_core.serialize import iso  # noqa: F401 (views import it from here)
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import site_index
 from ehs_core.users.models import User
 
+# The zone of each offset incidents were reported with (at most one per
+# minute of ±24 hours), made once rather than for each incident shown.
+_OFFSET_ZONES: dict[int, dt.timezone] = {}
+
 
 def occurred_at(incident: Any) -> str:
     """The instant in the offset it was reported with (e.g. 2026-03-01T08:15:00+02:00)."""
-    zone = dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
+    minutes = incident.occurred_offset_minutes
+    zone = _OFFSET_ZONES.get(minutes)
+    if zone is None:
+        zone = _OFFSET_ZONES[minutes] = dt.timezone(dt.timedelta(minutes=minutes))
     text = incident.occurred_at.astimezone(zone).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
@@ -88,29 +95,36 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
     sites, areas, names = found["site"], found["area"], found["user"]
     extra = sections_for(request, incidents, detail, fresh, read) if sections else {}
     items = []
+    # Each row's work written out once, in one pass: a page's 25 rows made
+    # a fifth of the list's instructions.
     for incident in incidents:
+        number, site_id, area_id = incident.number, incident.site_id, incident.area_id
+        reporter_id = incident.reporter_id
+        created_at, updated_at, closed_at = incident.created_at, incident.updated_at, incident.closed_at
         item = {
-            "number": incident.number,
-            "reference": reference(incident.number) if incident.number is not None else None,
+            "number": number,
+            "reference": reference(number) if number is not None else None,
             "title": incident.title,
             "type": incident.type,
             "severity": incident.severity,
             "status": incident.status,
             "occurredAt": occurred_at(incident),
-            "siteId": incident.site_id,
-            "siteName": sites.get(incident.site_id),
-            "areaId": incident.area_id,
-            "areaName": areas.get(incident.area_id),
+            "siteId": site_id,
+            "siteName": sites.get(site_id),
+            "areaId": area_id,
+            "areaName": areas.get(area_id),
             "locationDetail": incident.location_detail,
             "description": incident.description,
             "immediateAction": incident.immediate_action,
             "anonymous": incident.anonymous,
-            "reporter": person(names, incident.reporter_id),
-            "createdAt": iso(incident.created_at),
-            "updatedAt": iso(incident.updated_at),
-            "closedAt": iso(incident.closed_at),
+            "reporter": None if reporter_id is None else {"id": reporter_id, "name": names.get(reporter_id)},
+            # `iso`, inline (instants, never dates, here).
+            "createdAt": None if created_at is None else created_at.isoformat().replace("+00:00", "Z"),
+            "updatedAt": None if updated_at is None else updated_at.isoformat().replace("+00:00", "Z"),
+            "closedAt": None if closed_at is None else closed_at.isoformat().replace("+00:00", "Z"),
         }
-        item.update(extra.get(incident.id, ()))
+        if extra:
+            item.update(extra[incident.id])
         items.append(item)
     return items
 
