@@ -29,7 +29,7 @@ from pyramid.request import Request
 from sqlalchemy import ColumnElement, Integer, Row, Select, bindparam, func, literal, select
 
 from ehs_core.db import CursorRead, read_rows
-from ehs_core.incidents import extensions, search
+from ehs_core.incidents import extensions, search, serialize
 from ehs_core.incidents.extensions import BoundFilter, SectionColumns
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import sees_everything, visible_incidents
@@ -41,16 +41,13 @@ from ehs_core.incidents.schemas import IncidentQuerySchema
 COUNT_BOUND = 1000
 
 # What a page reads of each incident: the columns its JSON and the list
-# page show (`serialize.incidents_json`), named as `Incident`'s attributes.
-# A page's rows hold these first, then the sections' columns. The table's
-# own columns, not the ORM's attributes: the driver's result matches the
-# columns of a statement to those of its cached compiled form, by identity
-# for these and by building an SQL comparison for each of the attributes'
-# annotated copies (a tenth of the list's CPU).
-ROW = tuple(Incident.__table__.c[name] for name in (
-    "id", "number", "title", "type", "severity", "status", "occurred_at", "occurred_offset_minutes",
-    "site_id", "area_id", "location_detail", "description", "immediate_action", "anonymous",
-    "reporter_id", "created_at", "updated_at", "closed_at"))
+# page show (`serialize.COLUMNS`: `serialize.incidents_json`), named as
+# `Incident`'s attributes. A page's rows hold these first, then the
+# sections' columns. The table's own columns, not the ORM's attributes: the
+# driver's result matches the columns of a statement to those of its cached
+# compiled form, by identity for these and by building an SQL comparison
+# for each of the attributes' annotated copies (a tenth of the list's CPU).
+ROW = tuple(Incident.__table__.c[name] for name in serialize.COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,23 @@ def test_the_list_has_items_page_page_size_and_total(admin):
             "reporter", "anonymous"} <= set(item)
 
 
+def test_the_list_shows_a_change_to_an_incident_on_the_next_read(admin):
+    """What the list made of a row is kept while the row's values are the
+    same (`serialize.incidents_json`): a change shows at once."""
+    site = new_site(admin)
+    number = file_report(admin, site["id"])["number"]
+    before = listing(admin).json["items"][0]
+    admin.patch_json(f"/api/incidents/{number}", {"title": "Renamed", "severity": "high",
+                                                  "occurredAt": "2026-01-02T10:00:00-05:00"})
+    move(admin, number, "triage")
+    after = listing(admin).json["items"][0]
+    assert (after["title"], after["severity"], after["occurredAt"], after["status"]) == (
+        "Renamed", "high", "2026-01-02T10:00:00-05:00", "triage")
+    assert after["updatedAt"] >= before["updatedAt"]
+    detail = admin.get(f"/api/incidents/{number}").json
+    assert after == {key: detail[key] for key in after}
+
+
 def test_an_empty_list(admin):
     assert listing(admin).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
 
