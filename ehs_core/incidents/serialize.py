@@ -4,6 +4,7 @@ in a constant number of queries)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,6 +90,14 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
     core's packages and plugins (a page that shows none of them need not
     send their queries); `read`: the column sections read with the rows
     (`listing.Page.sections`)."""
+    return _items(request, incidents, detail, fresh, sections, read, None)
+
+
+def _items(request: Request, incidents: Sequence[Any], detail: bool, fresh: bool, sections: bool,
+           read: dict[int, dict[str, Any]] | None,
+           made: list[tuple[dict[str, Any] | None, dict[str, Any]]] | None) -> list[dict[str, Any]]:
+    """`incidents_json`; `made`: where to note, for each item, the kept own
+    part it was made from (None for an `Incident`) and its sections."""
     if not incidents:
         return []
     found = location_and_people(request, incidents)
@@ -103,19 +112,55 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
             kept = _KEPT_ROWS.get(values[0])
             if kept is None or kept[0] != values:
                 kept = _keep(values, incident)
-            item = kept[1].copy()
+            base = kept[1]
+            item = base.copy()
         else:
-            item = _own_part(incident)
+            base, item = None, _own_part(incident)
         site_id, area_id, reporter_id = incident.site_id, incident.area_id, incident.reporter_id
         # Assigned in place: the keys keep their order.
         item["siteName"] = sites.get(site_id)
         item["areaName"] = areas.get(area_id)
         if reporter_id is not None:
             item["reporter"] = {"id": reporter_id, "name": names.get(reporter_id)}
-        if extra:
-            item.update(extra[incident.id])
+        added = extra[incident.id] if extra else {}
+        item.update(added)
         items.append(item)
+        if made is not None:
+            made.append((base, added))
     return items
+
+
+def incidents_json_text(request: Request, incidents: Sequence[Any],
+                        read: dict[int, dict[str, Any]] | None = None) -> str:
+    """`json.dumps(incidents_json(request, incidents, read=read))`, the same
+    text: each item's text is kept with what it was made of (its row's own
+    part, kept while the row is the same, and the rest: the site's and
+    area's names, the reporter, the sections), so an item shown again is
+    not encoded again. Encoding the items was a third of the list's
+    instructions (the C encoder escapes every character of every
+    description). TypeError as json.dumps when a section's value is not
+    JSON."""
+    made: list[tuple[dict[str, Any] | None, dict[str, Any]]] = []
+    items = _items(request, incidents, False, False, True, read, made)
+    dumps = json.dumps
+    texts = []
+    for item, (base, added) in zip(items, made, strict=True):
+        if base is None:
+            texts.append(dumps(item))
+            continue
+        # The item is its own part with these assigned in this order: the
+        # same own part and the same rest make the same text. The rest
+        # compared by its repr, which tells apart what `==` does not and
+        # JSON does (1, 1.0, True), at a third of json.dumps's cost.
+        rest = repr((item["siteName"], item["areaName"], item["reporter"], added))
+        key = id(base)
+        kept = _KEPT_TEXTS.get(key)
+        if kept is None or kept[0] is not base or kept[1] != rest:
+            if len(_KEPT_TEXTS) >= MOST_KEPT_ROWS:
+                _KEPT_TEXTS.clear()
+            kept = _KEPT_TEXTS[key] = (base, rest, dumps(item))
+        texts.append(kept[2])
+    return "[" + ", ".join(texts) + "]"  # json.dumps's list, with its default separator
 
 
 # The columns of an incident its JSON shows (the list reads them as rows:
@@ -131,6 +176,11 @@ WIDTH = len(COLUMNS)
 # more than MOST_KEPT_ROWS (then started afresh).
 _KEPT_ROWS: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 MOST_KEPT_ROWS = 5000
+
+
+# Each kept own part's item text (`incidents_json_text`), by the own part
+# (held, so its id is not reused while kept), with the text of the rest.
+_KEPT_TEXTS: dict[int, tuple[dict[str, Any], str, str]] = {}
 
 
 def _keep(values: tuple[Any, ...], incident: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -52,6 +52,24 @@ def test_the_list_shows_a_change_to_an_incident_on_the_next_read(admin):
     assert after == {key: detail[key] for key in after}
 
 
+def test_the_list_shows_new_names_of_a_site_an_area_and_a_reporter_at_once(admin, make_user):
+    """Each item's text is kept while what it is made of is the same: a
+    new name shows at once though the incident did not change."""
+    site = new_site(admin)
+    area = admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Line 1"}).json
+    worker = make_user("reporter")
+    file_report(worker, site["id"], areaId=area["id"])
+    item = listing(admin).json["items"][0]
+    assert (item["siteName"], item["areaName"], item["reporter"]["name"]) == (
+        site["name"], "Line 1", worker.user["name"])
+    admin.patch_json(f"/api/sites/{site['id']}", {"name": "Plant Renamed"})
+    admin.patch_json(f"/api/areas/{area['id']}", {"name": "Line 2"})
+    admin.patch_json(f"/api/users/{worker.user['id']}", {"name": "Zoe Renamed"})
+    item = listing(admin).json["items"][0]
+    assert (item["siteName"], item["areaName"], item["reporter"]["name"]) == (
+        "Plant Renamed", "Line 2", "Zoe Renamed")
+
+
 def test_an_empty_list(admin):
     assert listing(admin).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
 
