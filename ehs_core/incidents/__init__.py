@@ -7,8 +7,8 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import Select
 
+from ehs_core.incidents.extensions import BoundFilter
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.schemas import (
     AREA_QUERY,
@@ -26,10 +26,8 @@ FACTORY = "ehs_core.incidents.resources.incident_factory"
 DETAIL_FACTORY = "ehs_core.incidents.resources.detail_factory"
 
 
-def _column_filter(column: Any):
-    def apply(query: Select, values: list[Any], request: Request) -> Select:
-        return query.where(column.in_(values))
-    return apply
+def _column_filter(column: Any) -> BoundFilter:
+    return BoundFilter(column.in_)
 
 
 def _day_start(request: Request, day: dt.date) -> dt.datetime:
@@ -38,13 +36,11 @@ def _day_start(request: Request, day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), server_zone(request.registry))
 
 
-def _occurred_from(query: Select, value: dt.date, request: Request) -> Select:
-    return query.where(Incident.occurred_at >= _day_start(request, value))
-
-
-def _occurred_to(query: Select, value: dt.date, request: Request) -> Select:
-    """Until the end of that day, inclusive."""
-    return query.where(Incident.occurred_at < _day_start(request, value + dt.timedelta(days=1)))
+# From the start of that day; until the end of that day, inclusive.
+_occurred_from = BoundFilter(lambda values: Incident.occurred_at >= values[0],
+                             lambda day, request: [_day_start(request, day)])
+_occurred_to = BoundFilter(lambda values: Incident.occurred_at < values[0],
+                           lambda day, request: [_day_start(request, day + dt.timedelta(days=1))])
 
 
 def includeme(config: Configurator) -> None:

@@ -19,17 +19,18 @@ caller is `request.identity`, the filters come from `request.registry`);
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any
 
 import colander
 from pyramid.registry import Registry
 from pyramid.request import Request
-from sqlalchemy import ColumnElement, Row, Select, func, literal, select
+from sqlalchemy import ColumnElement, Integer, Row, Select, bindparam, func, literal, select
 
-from ehs_core.db import read_rows
-from ehs_core.incidents import extensions, search
-from ehs_core.incidents.extensions import SectionColumns
+from ehs_core.db import CursorRead, read_rows
+from ehs_core.incidents import extensions, search, serialize
+from ehs_core.incidents.extensions import BoundFilter, SectionColumns
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import sees_everything, visible_incidents
 from ehs_core.incidents.schemas import IncidentQuerySchema
@@ -40,16 +41,13 @@ from ehs_core.incidents.schemas import IncidentQuerySchema
 COUNT_BOUND = 1000
 
 # What a page reads of each incident: the columns its JSON and the list
-# page show (`serialize.incidents_json`), named as `Incident`'s attributes.
-# A page's rows hold these first, then the sections' columns. The table's
-# own columns, not the ORM's attributes: the driver's result matches the
-# columns of a statement to those of its cached compiled form, by identity
-# for these and by building an SQL comparison for each of the attributes'
-# annotated copies (a tenth of the list's CPU).
-ROW = tuple(Incident.__table__.c[name] for name in (
-    "id", "number", "title", "type", "severity", "status", "occurred_at", "occurred_offset_minutes",
-    "site_id", "area_id", "location_detail", "description", "immediate_action", "anonymous",
-    "reporter_id", "created_at", "updated_at", "closed_at"))
+# page show (`serialize.COLUMNS`: `serialize.incidents_json`), named as
+# `Incident`'s attributes. A page's rows hold these first, then the
+# sections' columns. The table's own columns, not the ORM's attributes: the
+# driver's result matches the columns of a statement to those of its cached
+# compiled form, by identity for these and by building an SQL comparison
+# for each of the attributes' annotated copies (a tenth of the list's CPU).
+ROW = tuple(Incident.__table__.c[name] for name in serialize.COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -117,9 +115,15 @@ def total_of(request: Request, query: dict[str, Any], stmt: Select) -> ColumnEle
     matches are counted, exactly (an index-only scan of the filters' index
     where one serves). Counting the rows instead costs a scan that grows
     with the table."""
-    if unfiltered(request, query):
+    return _total(stmt, unfiltered(request, query), request.identity.account.organization_id)
+
+
+def _total(stmt: Select, whole: bool, organization: Any) -> ColumnElement[int]:
+    """`total_of`; `whole`: nothing is filtered out of the organization's
+    incidents (`organization`: its id, or a bound parameter)."""
+    if whole:
         counted = select(func.coalesce(func.max(Incident.number), 0)).where(
-            Incident.organization_id == request.identity.account.organization_id)
+            Incident.organization_id == organization)
     else:
         counted = select(func.count()).select_from(stmt.with_only_columns(Incident.id).subquery())
     return counted.correlate(None).scalar_subquery()
@@ -210,16 +214,108 @@ def list_page(request: Request, query: dict[str, Any], sections: bool = True) ->
     """A page of the caller's list, newest number first, with the total;
     `sections`: read the column sections the list shows with the rows (the
     list page shows none)."""
-    stmt = list_query(request, query)
     columns = extensions.list_columns(request) if sections else extensions.NO_COLUMNS
     if query.get("q"):
-        return searched_page(request, query, stmt, columns)
+        return searched_page(request, query, list_query(request, query), columns)
     page, size = query["page"], query["pageSize"]
-    # The first row of the first page has the total when nothing is filtered out.
-    total = () if unfiltered(request, query) and page == 1 else (total_of(request, query, stmt),)
-    rows = read_rows(request, page_statement(stmt, Incident.number.desc(), size, (page - 1) * size,
-                                             columns, *total)).all()
+    kept = kept_page(request, query, columns)
+    if kept is not None:
+        rows, total = kept
+    else:
+        stmt = list_query(request, query)
+        # The first row of the first page has the total when nothing is filtered out.
+        extra = () if unfiltered(request, query) and page == 1 else (total_of(request, query, stmt),)
+        rows = read_rows(request, page_statement(stmt, Incident.number.desc(), size, (page - 1) * size,
+                                                 columns, *extra)).all()
+        total = bool(extra)
     if not rows:
-        return Page(rows, page, size, list_total(request, query, stmt, rows))
+        return Page(rows, page, size, list_total(request, query, list_query(request, query), rows))
     return Page(rows, page, size, rows[0][-1] if total else rows[0].number,
                 sections=columns.read(rows, len(ROW)))
+
+
+# The list's statements, compiled, by what decides their SQL text (see
+# `kept_page`), per worker process; no more than MOST_KEPT of them (a
+# filter repeated with ever more values makes a new text each time): past
+# that, a page's statement is built for its request.
+KEPT = "incident_list_statements"
+MOST_KEPT = 500
+
+
+@dataclass(frozen=True)
+class _Kept:
+    read: CursorRead
+    row: type  # the rows' class: `ROW`'s names, then the sections' columns and the total
+    total: bool  # the last column is the total
+
+
+def kept_page(request: Request, query: dict[str, Any],
+              columns: SectionColumns) -> tuple[list[Any], bool] | None:
+    """A page's rows (as `list_page` reads them: `ROW`, the sections'
+    `columns`, then the total unless the first row's number is the total)
+    through a statement kept per set of filters, and whether they carry the
+    total; None when a filter used is not a `BoundFilter` (its SQL may
+    depend on its value: a join, say) or too many statements are kept.
+
+    Building the page's select and SQLAlchemy's cache key of it each
+    request, running it through SQLAlchemy's execution, its result and
+    psycopg's column descriptions cost more than PostgreSQL's work: the
+    statement is built once per kind of caller (sees everything, sees their
+    own), first page or not, sections shown, and filters with how many
+    values each binds, and runs on the DBAPI cursor (`CursorRead`, as the
+    signed-in identity does), with only the values bound: the caller's
+    organization (and id), the filters' values, the page's limit and
+    offset. The same SQL as the statement built for the request, the same
+    rows."""
+    identity = request.identity
+    parameters: dict[str, Any] = {"organization": identity.account.organization_id}
+    used: list[tuple[Any, int]] = []
+    for item in extensions.filters(request):
+        value = query.get(item.name)
+        if value is None:
+            continue
+        if not isinstance(item.apply, BoundFilter):
+            return None
+        values = item.apply.values(value, request)
+        for index, bound in enumerate(values):
+            parameters[f"f{len(used)}_{index}"] = bound
+        used.append((item, len(values)))
+    if sees_everything(identity):
+        kind = "all"
+    elif identity is not None and identity.is_user:
+        kind, parameters["user"] = "own", identity.user_id
+    else:
+        kind = "none"
+    page, size = query["page"], query["pageSize"]
+    parameters["limit"] = size
+    if page > 1:
+        parameters["offset"] = (page - 1) * size
+    key = (kind, page == 1, columns.sections, tuple((item.name, n) for item, n in used))
+    statements = request.registry.setdefault(KEPT, {})
+    kept = statements.get(key)
+    if kept is None:
+        if len(statements) >= MOST_KEPT:
+            return None
+        kept = statements[key] = _kept_statement(request, kind, page == 1, columns, used)
+    rows = kept.read.all(request, parameters)
+    return [kept.row._make(row) for row in rows], kept.total
+
+
+def _kept_statement(request: Request, kind: str, first: bool, columns: SectionColumns,
+                    used: list[tuple[Any, int]]) -> _Kept:
+    """The statement of `kept_page`'s key, with bound parameters for the values."""
+    organization = bindparam("organization", type_=Integer)
+    stmt = select(Incident).where(Incident.organization_id == organization)
+    stmt = visible_incidents(stmt, request.identity, bindparam("user", type_=Integer))
+    for position, (item, n) in enumerate(used):
+        stmt = item.apply.bound(stmt, [f"f{position}_{index}" for index in range(n)])
+    whole = kind == "all" and not used
+    extra = () if whole and first else (_total(stmt, whole, organization),)
+    limit = bindparam("limit", type_=Integer)
+    order = Incident.number.desc()
+    if first:
+        statement = page_statement(stmt, order, limit, 0, columns, *extra)
+    else:
+        statement = page_of(stmt, order, limit, bindparam("offset", type_=Integer), columns, *extra)
+    names = [column.key for column in ROW] + [f"section_{i}" for i in range(len(columns.columns))]
+    return _Kept(CursorRead(statement), namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))

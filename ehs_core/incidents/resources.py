@@ -55,13 +55,15 @@ def reported_or_assigned(user: Any, one: bool = False) -> ColumnElement[bool]:
     return or_(Incident.reporter_id == user, Incident.id.in_(assigned))
 
 
-def visible_incidents(query: Select, identity: Identity | None) -> Select:
-    """Restrict an incident query to what the caller may see."""
+def visible_incidents(query: Select, identity: Identity | None, user: Any = None) -> Select:
+    """Restrict an incident query to what the caller may see; `user`: what
+    stands for the caller's id in the statement (a bound parameter, for a
+    statement kept for every caller of the same kind), else their id."""
     if sees_everything(identity):
         return query
     if identity is None or not identity.is_user:
         return query.where(Incident.id.is_(None))
-    return query.where(reported_or_assigned(identity.user_id))
+    return query.where(reported_or_assigned(identity.user_id if user is None else user))
 
 
 CONTEXTS = "ehs.incident_contexts"

@@ -13,14 +13,15 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 
 from ehs_core.auth.models import UserSession
 from ehs_core.auth.sessions import IDENTITY
-from ehs_core.db import constant, make_engine
+from ehs_core.db import CursorRead, constant, make_engine
 from ehs_core.incidents.models import Incident, Status
+from ehs_core.users.models import User
 
 PG = os.environ.get("EHS_TEST_POSTGRES_URL")
 POSTGRES_ONLY = pytest.mark.skipif(not PG, reason="needs EHS_TEST_POSTGRES_URL")
@@ -96,6 +97,32 @@ def test_a_listener_of_the_statements_sees_a_cursor_read(admin, dbsession, count
     assert row == IDENTITY.first_on(connection, parameters)
 
 
+def test_a_cursor_read_answers_every_row_sqlalchemy_reads(admin, make_user, dbsession, count_statements):
+    for _ in range(3):
+        make_user("reporter")
+    read = CursorRead(select(User.id, User.active, User.created_at, literal(7).label("seven"))
+                      .where(User.organization_id == sa.bindparam("organization", type_=sa.Integer))
+                      .order_by(User.id))
+    connection = dbsession.connection()
+    organization = dbsession.scalars(select(User.organization_id)).first()
+    rows = read.all_on(connection, {"organization": organization})
+    assert connection.dialect in read._plans  # it went to the cursor
+    assert len(rows) == 4
+    assert rows == [tuple(row) for row in connection.execute(read.statement, {"organization": organization})]
+    assert all(active is True and created.utcoffset() == dt.timedelta(0) and seven == 7
+               for _id, active, created, seven in rows)
+    with count_statements() as counted:  # seen by what listens, with the same answer
+        assert read.all_on(connection, {"organization": organization}) == rows
+    assert counted.count == 1
+    assert read.all_on(connection, {"organization": -1}) == []
+
+
+def test_a_cursor_read_refuses_a_statement_whose_sql_is_written_when_it_runs(dbsession):
+    read = CursorRead(select(User.id).where(User.id.in_([1, 2])))
+    with pytest.raises(ValueError, match="written when it runs"):
+        read.all_on(dbsession.connection(), {})
+
+
 @pytest.fixture
 def pg_engine() -> Iterator[sa.Engine]:
     """An engine of the service's kind on the test PostgreSQL server."""
@@ -118,6 +145,22 @@ def test_a_dropped_connection_is_reported_and_invalidated_as_sqlalchemy_does(pg_
             IDENTITY.first_on(connection, {"token_hash": "0" * 64})
         assert raised.value.connection_invalidated
         assert connection.invalidated
+
+
+@POSTGRES_ONLY
+def test_a_failed_cursor_read_leaves_the_connection_fit_for_the_next():
+    """SQLAlchemy closes the cursor of a failed statement: the connection's
+    next read makes a new one instead of finding it closed."""
+    engine = make_engine({"sqlalchemy.url": PG}, isolation_level="AUTOCOMMIT")
+    divide = CursorRead(select(sa.literal_column("1") / sa.bindparam("by", type_=sa.Integer)))
+    with engine.connect() as connection:
+        assert divide.first_on(connection, {"by": 1}) == (1,)
+        with pytest.raises(DBAPIError, match="division by zero"):
+            divide.first_on(connection, {"by": 0})
+        assert not connection.invalidated
+        assert divide.first_on(connection, {"by": 1}) == (1,)
+        assert divide.all_on(connection, {"by": 1}) == [(1,)]
+    engine.dispose()
 
 
 @POSTGRES_ONLY

@@ -390,6 +390,9 @@ def test_the_example_plugin_tags_new_reports_shows_the_tag_and_filters_by_it(exa
     app.put_json(f"/api/example/incidents/{other}/tag", {"tag": "electrical"}, status=200)
     listed = app.get("/api/incidents?exampleTag=new").json
     assert [item["number"] for item in listed["items"]] == [created["number"]]
+    # Its SQL is the plugin's to make (it joins): built for each value.
+    listed = app.get("/api/incidents?exampleTag=electrical&type=hazard").json
+    assert [item["number"] for item in listed["items"]] == [other]
     assert app.get(f"/api/incidents/{other}").json["exampleTag"] == "electrical"
     doc = app.get("/api/openapi.json").json
     assert "exampleTag" in {p["name"] for p in doc["paths"]["/api/incidents"]["get"]["parameters"]}

@@ -35,6 +35,41 @@ def test_the_list_has_items_page_page_size_and_total(admin):
             "reporter", "anonymous"} <= set(item)
 
 
+def test_the_list_shows_a_change_to_an_incident_on_the_next_read(admin):
+    """What the list made of a row is kept while the row's values are the
+    same (`serialize.incidents_json`): a change shows at once."""
+    site = new_site(admin)
+    number = file_report(admin, site["id"])["number"]
+    before = listing(admin).json["items"][0]
+    admin.patch_json(f"/api/incidents/{number}", {"title": "Renamed", "severity": "high",
+                                                  "occurredAt": "2026-01-02T10:00:00-05:00"})
+    move(admin, number, "triage")
+    after = listing(admin).json["items"][0]
+    assert (after["title"], after["severity"], after["occurredAt"], after["status"]) == (
+        "Renamed", "high", "2026-01-02T10:00:00-05:00", "triage")
+    assert after["updatedAt"] >= before["updatedAt"]
+    detail = admin.get(f"/api/incidents/{number}").json
+    assert after == {key: detail[key] for key in after}
+
+
+def test_the_list_shows_new_names_of_a_site_an_area_and_a_reporter_at_once(admin, make_user):
+    """Each item's text is kept while what it is made of is the same: a
+    new name shows at once though the incident did not change."""
+    site = new_site(admin)
+    area = admin.post_json(f"/api/sites/{site['id']}/areas", {"name": "Line 1"}).json
+    worker = make_user("reporter")
+    file_report(worker, site["id"], areaId=area["id"])
+    item = listing(admin).json["items"][0]
+    assert (item["siteName"], item["areaName"], item["reporter"]["name"]) == (
+        site["name"], "Line 1", worker.user["name"])
+    admin.patch_json(f"/api/sites/{site['id']}", {"name": "Plant Renamed"})
+    admin.patch_json(f"/api/areas/{area['id']}", {"name": "Line 2"})
+    admin.patch_json(f"/api/users/{worker.user['id']}", {"name": "Zoe Renamed"})
+    item = listing(admin).json["items"][0]
+    assert (item["siteName"], item["areaName"], item["reporter"]["name"]) == (
+        "Plant Renamed", "Line 2", "Zoe Renamed")
+
+
 def test_an_empty_list(admin):
     assert listing(admin).json == {"items": [], "page": 1, "pageSize": 25, "total": 0}
 
@@ -129,6 +164,20 @@ def test_filters_by_type_severity_status_and_site(admin):
     assert listed_numbers(admin, f"?siteId={north['id']}") == [2, 1]
     assert listed_numbers(admin, f"?siteId={south['id']}") == [4, 3]
     assert listed_numbers(admin, "?siteId=999999") == []
+
+
+def test_from_and_to_take_whole_days_in_the_servers_zone_both_inclusive(admin):
+    site = new_site(admin)
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        file_report(admin, site["id"], occurredAt=f"{day}T23:30:00+00:00")  # 1, 2, 3 (UTC in the tests)
+    assert listed_numbers(admin, "?from=2026-01-02") == [3, 2]
+    assert listed_numbers(admin, "?from=2026-01-03") == [3]
+    assert listed_numbers(admin, "?to=2026-01-02") == [2, 1]
+    assert listed_numbers(admin, "?to=2026-01-01") == [1]
+    assert listed_numbers(admin, "?from=2026-01-02&to=2026-01-02") == [2]
+    assert listed_numbers(admin, "?from=2026-01-04") == []
+    body = listing(admin, "?from=2026-01-01&to=2026-01-02&pageSize=1&page=2").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([1], 2)
 
 
 def test_filters_combine_and_total_counts_the_filtered_set(admin):

@@ -220,6 +220,40 @@ def test_the_list_reads_its_page_sections_and_total_in_one_statement(admin, make
     assert len([s for s in counted.statements if s.lstrip().upper().startswith("SELECT")]) == 3
 
 
+def test_the_lists_statement_is_made_once_per_kind_of_caller_page_and_filters(
+        admin, make_user, site, registry, monkeypatch):
+    """The list's statement is kept, compiled, per kind of caller, first
+    page or not, and filters with how many values each binds
+    (`listing.kept_page`), only the values bound: other values, another
+    reporter or another page past the first reuse it, and each answers for
+    its own values."""
+    from ehs_core.incidents import listing
+
+    made = []
+    make = listing._kept_statement
+    monkeypatch.setattr(listing, "_kept_statement", lambda *args: made.append(args[1:3]) or make(*args))
+    monkeypatch.setitem(registry, listing.KEPT, {})
+    alice, bob = make_user("reporter"), make_user("reporter")
+    report(alice, site, 1)
+    report(bob, site, 2)
+    admin.post_json("/api/incidents", {"title": "Spill", "type": "hazard", "severity": "low",
+                                       "occurredAt": "2026-01-05T08:00:00+01:00", "siteId": site["id"]})
+
+    def numbers(browser, query=""):
+        body = browser.get(f"/api/incidents{query}").json
+        return [item["number"] for item in body["items"]], body["total"]
+
+    assert numbers(admin, "?type=injury") == ([2, 1], 2)
+    assert numbers(admin, "?type=hazard") == ([3], 1)
+    assert numbers(alice) == ([1], 1)
+    assert numbers(bob) == ([2], 1)
+    assert numbers(admin, "?page=2&pageSize=1") == ([2], 3)
+    assert numbers(admin, "?page=3&pageSize=1") == ([1], 3)
+    assert len(made) == 3, made
+    assert numbers(admin, "?type=injury&type=hazard&pageSize=2") == ([3, 2], 3)  # two values: another
+    assert len(made) == 4, made
+
+
 def test_the_list_page_sends_its_jsons_statements_plus_one_for_its_chrome(
         admin, make_user, site, count_statements):
     """The table shows none of the incidents' sections, so the page's one
