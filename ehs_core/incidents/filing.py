@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, make_transient_to_detached
 from ehs_core import audit
 from ehs_core.db import mark_written, utcnow
 from ehs_core.errors import Conflict, Invalid, Unprocessable
-from ehs_core.events import IncidentCreated, IncidentUpdated, actor, publish
+from ehs_core.events import IncidentCreated, IncidentUpdated, actor, before_commit, publish
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.numbering import give_number
 from ehs_core.sites.models import Area, Site
@@ -181,10 +181,23 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
 
 
 def number_incident(request: Request, incident: Incident) -> None:
-    """Give a filed report its number (locking the counter until commit);
-    the last step of filing."""
+    """Give a filed report its number now (locking the counter until
+    commit), for a caller that must know it before commit (a page's
+    redirect, a kiosk's answer); else see `number_last`."""
     give_number(request.dbsession, incident)
     log.info("incident %s filed", incident.reference)
+
+
+def number_last(request: Request, incident: Incident) -> None:
+    """Give a filed report its number as the transaction's last statement
+    before COMMIT: in a before-commit hook run after those registered so
+    far, such as the tallies the report moves (listeners of
+    `IncidentCreated`). The organization's counter row is locked from that
+    statement to the end of the commit; every report of the organization
+    waits for it, so nothing else (the answer, the tallies' work and round
+    trips, a notice's mail) is done while it is held. The number is known
+    after commit (`AfterIncidentCreated`, `after_commit` hooks)."""
+    before_commit(request, lambda: number_incident(request, incident))
 
 
 def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:

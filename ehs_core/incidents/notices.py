@@ -1,12 +1,14 @@
 """Notice of serious reports: a high or critical incident is mailed to every
-active safety manager and admin (after commit, like all mail)."""
+active safety manager and admin (after commit, like all mail). The mail
+names the report's number, taken last before commit
+(`filing.number_last`): it is written once the report is committed."""
 
 from __future__ import annotations
 
 from pyramid.events import subscriber
 from sqlalchemy import select
 
-from ehs_core.events import IncidentCreated, before_commit
+from ehs_core.events import IncidentCreated, after_commit
 from ehs_core.incidents.models import Severity
 from ehs_core.mail import send_mail
 from ehs_core.security import Role
@@ -29,7 +31,6 @@ def notify_serious_incident(event: IncidentCreated) -> None:
     recipients = list(recipients)
 
     def send() -> None:
-        # The report is numbered last, just before commit (incidents.numbering).
         # One message for all of them, rendered once.
         send_mail(request, recipients, "incident_reported", reference=incident.reference,
                   number=incident.number, title=incident.title, severity=incident.severity,
@@ -37,4 +38,4 @@ def notify_serious_incident(event: IncidentCreated) -> None:
                   occurred=when(incident.occurred_at, site.timezone if site else None,
                                 registry=request.registry))
 
-    before_commit(request, send)
+    after_commit(request, send)
