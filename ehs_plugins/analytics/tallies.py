@@ -20,7 +20,9 @@ the tallies, in the request's transaction, just before it commits:
   before its state is read, so two changes of one incident queue and the
   second sees the first's state; the tallies move by `INSERT … ON CONFLICT
   DO UPDATE SET n = n + excluded.n` in one statement per request, keys
-  sorted (no deadlock between two requests); the site zone an incident was
+  sorted (no deadlock between two requests), each tally kept in shards that
+  add up to it (`models.Tally.shard`), so concurrent reports mostly move
+  different rows instead of each waiting for the other's commit; the site zone an incident was
   placed in is re-read by the very statement that stores its state, and a
   zone changed meanwhile is caught there (`_store`);
 - a site's zone change re-counts that site's incidents (`rebuild`), holding

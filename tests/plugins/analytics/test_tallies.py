@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from ehs_core.incidents.models import Incident
 from ehs_plugins.analytics import stats, tallies
@@ -49,10 +49,11 @@ def from_rows(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
 
 
 def tallied_sums(dbsession: Any) -> dict[tuple, tuple]:
-    """The kept tallies that are not zero."""
-    return {(row.kind, row.month, row.site_id, row.type, row.k1, row.k2): (row.n, row.total, row.closed)
-            for row in dbsession.execute(select(Tally)).scalars()
-            if (row.n, row.total, row.closed) != (0, 0, 0)}
+    """The kept tallies that are not zero (each the sum of its shards)."""
+    key = (Tally.kind, Tally.month, Tally.site_id, Tally.type, Tally.k1, Tally.k2)
+    return {tuple(row[:6]): tuple(row[6:]) for row in dbsession.execute(
+        select(*key, func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed)).group_by(*key))
+            if tuple(row[6:]) != (0, 0, 0)}
 
 
 def rebuilt_sums(dbsession: Any, registry: Any) -> dict[tuple, tuple]:
