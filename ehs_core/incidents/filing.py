@@ -31,7 +31,7 @@ from ehs_core.db import mark_written, utcnow
 from ehs_core.errors import Conflict, Invalid, Unprocessable
 from ehs_core.events import IncidentCreated, IncidentUpdated, actor, after_commit, before_commit, publish
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.numbering import give_number
+from ehs_core.incidents.numbering import commits_for_real, give_number, number_after_commit, number_at_commit
 from ehs_core.sites.services import area_entry, site_entry
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,12 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
         if existing is None:
             raise RuntimeError("a report was not stored and no report holds its clientId")
         return existing, False
+    if commits_for_real(dbsession):
+        # Numbered by its COMMIT if the caller leaves it to that
+        # (`number_last`): read back first thing after commit, before the
+        # after-commit work (the event's twin, mail) that names it.
+        engine = request.registry["db.autocommit_engine"]
+        after_commit(request, lambda: number_after_commit(engine, incident))
     created = audit.diff({}, {key: data.get(key) for key in (*FIELDS, "occurredAt", "anonymous")})
     # An anonymous report records no actor, here or anywhere: the event
     # carries the reporter (None) as the actor to the audit listener.
@@ -170,15 +176,17 @@ def number_incident(request: Request, incident: Incident) -> None:
 
 
 def number_last(request: Request, incident: Incident) -> None:
-    """Give a filed report its number as the transaction's last statement
-    before COMMIT: in a before-commit hook run after those registered so
-    far, such as the tallies the report moves (listeners of
-    `IncidentCreated`). The organization's counter row is locked from that
-    statement to the end of the commit; every report of the organization
-    waits for it, so nothing else (the answer, the tallies' work and round
-    trips, a notice's mail) is done while it is held. The number is known
-    after commit (`AfterIncidentCreated`, `after_commit` hooks)."""
-    before_commit(request, lambda: give_number(request.dbsession, incident))
+    """Give a filed report its number as late as can be: on PostgreSQL in
+    its COMMIT (`numbering.number_at_commit`), elsewhere as the last
+    statement before it, in a before-commit hook run after those registered
+    so far, such as the tallies the report moves (listeners of
+    `IncidentCreated`). The organization's counter row is locked from then
+    to the end of the commit; every report of the organization waits for
+    it, so nothing else (the answer, the tallies' work and round trips, a
+    notice's mail) is done while it is held. The number is known after
+    commit (`AfterIncidentCreated`, `after_commit` hooks)."""
+    if not number_at_commit(request.dbsession, incident):
+        before_commit(request, lambda: give_number(request.dbsession, incident))
     after_commit(request, lambda: log.info("incident %s filed", incident.reference))
 
 
