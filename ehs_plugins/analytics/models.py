@@ -69,7 +69,7 @@ class Tally(Base):
     k2: Mapped[int] = mapped_column(Integer, primary_key=True)
     # A tally is the sum of its shards' rows (analytics_0004): concurrent
     # writers move different rows. PostgreSQL's default is the writing
-    # transaction's id modulo 8 (set by the migration); SQLite writes 0.
+    # transaction's id modulo 16 (set by the migration); SQLite writes 0.
     shard: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("0"))
     n: Mapped[int] = mapped_column(BigInteger, default=0)
     total: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -80,6 +80,7 @@ from ehs_core.events import (
 from ehs_core.incidents.models import Incident
 from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Site
+from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import server_zone, site_zone
 from ehs_plugins.analytics.figures import injury_figures
 from ehs_plugins.analytics.models import CountedIncident, Tally, TallyState
@@ -437,7 +438,7 @@ class Pending:
                 .where(CountedIncident.incident_id.in_(existing)).order_by(CountedIncident.incident_id)
                 .with_for_update(of=CountedIncident))}
         for incident_id, incident in sorted(self.created.items()):
-            zone = session.get(Site, incident.site_id).timezone
+            zone = site_timezone(self.request, incident.site_id)  # no statement for a signed-in caller
             state = {**incident_fields(incident, site_zone(zone, registry)), "rc": {}, "ac": [], "cs": []}
             if self.dirty.get(incident_id):  # rows added to it in the same request
                 children = self.dirty[incident_id] - {"incident"}

@@ -5,9 +5,9 @@ hour of the week; on one site and type, the same rows), by `INSERT … ON
 CONFLICT DO UPDATE`, and a row so updated stays locked until the commit:
 concurrent reports queued on those rows from their tallies to the end of
 their commits, whatever the workers (bench/README.md, round 7). A tally is
-now kept in up to 8 rows (`shard`, part of the key) that add up to it; on
+now kept in up to 16 rows (`shard`, part of the key) that add up to it; on
 PostgreSQL a transaction writes the shard its transaction id picks (the
-column's default, `txid_current() % 8`), so concurrent writers mostly move
+column's default, `txid_current() % 16`), so concurrent writers mostly move
 different rows, and every reader sums (they always did: a figure adds up
 months, sites and types). SQLite has one writer at a time and writes shard 0.
 The rows already kept become shard 0.
@@ -34,7 +34,7 @@ def upgrade() -> None:
         batch_op.drop_constraint('pk_analytics_tallies', type_='primary')
         batch_op.create_primary_key('pk_analytics_tallies', [*KEY, 'shard'])
     if op.get_bind().dialect.name == 'postgresql':
-        op.execute('ALTER TABLE analytics_tallies ALTER COLUMN shard SET DEFAULT (txid_current() % 8)::smallint')
+        op.execute('ALTER TABLE analytics_tallies ALTER COLUMN shard SET DEFAULT (txid_current() % 16)::smallint')
 
 
 def downgrade() -> None:
