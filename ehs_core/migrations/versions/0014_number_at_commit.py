@@ -6,7 +6,7 @@ waits for it. Taken by the last statement before COMMIT, the lock still
 covered that statement's answer travelling to the worker, the worker's turn
 on a CPU to send COMMIT, and COMMIT reaching PostgreSQL: on a busy 2-core
 machine, two waits for a process to be scheduled, while every other report
-queued (bench/README.md, round 7). A deferred constraint trigger now numbers
+queued (issue #19). A deferred constraint trigger now numbers
 a report still unnumbered when its transaction commits, inside COMMIT:
 the lock covers the counter's and the report's UPDATE and the WAL flush,
 and nothing outside PostgreSQL. Numbers stay gap-free: the counter moves in

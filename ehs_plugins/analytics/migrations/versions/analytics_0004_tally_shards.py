@@ -4,7 +4,7 @@ Every report adds to the same few tallies (its month's count, severity and
 hour of the week; on one site and type, the same rows), by `INSERT … ON
 CONFLICT DO UPDATE`, and a row so updated stays locked until the commit:
 concurrent reports queued on those rows from their tallies to the end of
-their commits, whatever the workers (bench/README.md, round 7). A tally is
+their commits, whatever the workers (issue #19). A tally is
 now kept in up to 16 rows (`shard`, part of the key) that add up to it; on
 PostgreSQL a transaction writes the shard its transaction id picks (the
 column's default, `txid_current() % 16`), so concurrent writers mostly move
