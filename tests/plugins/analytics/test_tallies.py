@@ -336,6 +336,20 @@ def test_a_sites_new_zone_places_its_incidents_again(world, monkeypatch, dbsessi
     check(world, monkeypatch, dbsession, registry)
 
 
+def test_a_report_placed_in_a_zone_its_site_no_longer_has_is_counted_in_the_sites_zone(
+        world, monkeypatch, dbsession, registry):
+    """The zone a report's months and hours are counted in is read before
+    its counted state is stored; when the site's zone changed meanwhile (the
+    worker read it before another request's change committed), the report
+    is placed again in the zone the site has."""
+    monkeypatch.setattr(tallies, "site_timezone", lambda request, site_id: "Pacific/Chatham")
+    world.file()
+    world.file()
+    monkeypatch.undo()
+    assert tallied_sums(dbsession) == rebuilt_sums(dbsession, registry)
+    check(world, monkeypatch, dbsession, registry)
+
+
 def test_without_complete_tallies_the_rows_answer(world, dbsession, registry):
     """No tally state (tallies never built, e.g. migrated without the
     application) or another server zone: the rows answer, and a rebuild
