@@ -34,9 +34,9 @@ def create(request: Request) -> Any:
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         return replay(request, incident, data)
-    # The answer is built now, its number taken last before commit
-    # (`number_last`) and written into it once committed: the numbering
-    # lock covers neither the answer nor anything else of the request.
+    # The answer is built now, its number taken as late as can be (by
+    # COMMIT on PostgreSQL: `number_last`) and written into it once
+    # committed: the numbering lock covers nothing else of the request.
     body = incident_json(request, incident, detail=True, fresh=True)
     number_last(request, incident)
     response = request.response
