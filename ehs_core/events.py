@@ -101,9 +101,11 @@ def after_commit(request: Request, callback: Callable[[], None]) -> None:
 
 def before_commit(request: Request, callback: Callable[[], None]) -> None:
     """Run `callback` at the end of the request's transaction, just before it
-    commits, for listeners that need what the operation completes last (a
-    new incident's number). Whatever it queues with `after_commit` still runs
-    only if the commit succeeds."""
+    commits, for listeners that need what the operation completes last.
+    Whatever it queues with `after_commit` still runs only if the commit
+    succeeds. (A new incident's number is not known yet there: it is taken
+    by the last statement or, on PostgreSQL, by COMMIT itself; see
+    `incidents.filing.number_last` and the twin `AfterIncidentCreated`.)"""
     # Safe requests read outside pyramid_tm (no transaction to commit): their
     # callbacks run when the request ends. An object without a WSGI environ
     # (a job's or a script's request) has its transaction manager.
@@ -205,9 +207,10 @@ class AfterIncidentCreated(AfterCommit):
 class IncidentCreated(Event):
     """A report was stored (incidents.filing.file_incident, through the API
     and through a kiosk link alike). Fired when the row exists but before it
-    is numbered: the number is taken last, just before commit (see
-    incidents.numbering); listeners that need it read it at commit or in the
-    twin. `changes`: the filed fields as {field: {old: None, new}}."""
+    is numbered: the number is taken last, by the last statement before
+    commit or by COMMIT itself (see incidents.filing.number_last); listeners
+    that need it read it in the twin or an `after_commit` hook. `changes`:
+    the filed fields as {field: {old: None, new}}."""
 
     after = AfterIncidentCreated
     incident: Incident

@@ -87,18 +87,27 @@ def json_answer(view: Any, info: Any) -> Any:
         except TypeError:
             return result  # the renderer's default knows more types (__json__)
         response = request.response
-        headerlist = response.headerlist
-        if headerlist and headerlist[0] == DEFAULT_CONTENT_TYPE:
-            # As below, without webob parsing and rebuilding the header twice.
-            headerlist[0] = JSON_CONTENT_TYPE
+        if json_content_type(response):
             response.body = text.encode()
-            return response
-        if response.content_type == response.default_content_type:
-            response.content_type = "application/json"
-        response.text = text
+        else:
+            response.text = text
         return response
 
     return wrapper
+
+
+def json_content_type(response: Response) -> bool:
+    """Make `response` a JSON answer's, as the JSON renderer does (also for
+    a view that writes its body itself: `ehs_core.incidents.views.create`);
+    True when its header was the default one, replaced in place (its body is
+    then set as bytes, without webob parsing and rebuilding the header)."""
+    headerlist = response.headerlist
+    if headerlist and headerlist[0] == DEFAULT_CONTENT_TYPE:
+        headerlist[0] = JSON_CONTENT_TYPE
+        return True
+    if response.content_type == response.default_content_type:
+        response.content_type = "application/json"
+    return False
 
 
 def includeme(config: Configurator) -> None:

@@ -21,7 +21,7 @@ import logging
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, make_transient_to_detached
@@ -29,10 +29,10 @@ from sqlalchemy.orm import Session, make_transient_to_detached
 from ehs_core import audit
 from ehs_core.db import mark_written, utcnow
 from ehs_core.errors import Conflict, Invalid, Unprocessable
-from ehs_core.events import IncidentCreated, IncidentUpdated, actor, publish
+from ehs_core.events import IncidentCreated, IncidentUpdated, actor, after_commit, before_commit, publish
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.numbering import give_number
-from ehs_core.sites.models import Area, Site
+from ehs_core.incidents.numbering import commits_for_real, give_number, number_after_commit, number_at_commit
+from ehs_core.sites.services import area_entry, site_entry
 
 log = logging.getLogger(__name__)
 
@@ -44,40 +44,21 @@ FIELDS = {
 }
 
 
-_BY_ID: dict[type, Any] = {}
-
-
-def by_id(dbsession: Session, model: type, key: int) -> Any:
-    """`dbsession.get(model, key)` with a statement built once per model
-    (`get` builds its query and that query's cache key on every call: a
-    tenth of a report's CPU)."""
-    loaded = dbsession.identity_map.get(dbsession.identity_key(model, key))
-    if loaded is not None:
-        return loaded
-    statement = _BY_ID.get(model)
-    if statement is None:
-        statement = _BY_ID[model] = select(model).where(model.id == bindparam("key"))
-    return dbsession.execute(statement, {"key": key}).scalar()
-
-
 def check_location(request: Request, site_id: int, area_id: int | None, new: bool) -> None:
     """The site exists (and, for a new report, is not archived) and the area
-    belongs to it; raises Invalid naming the field."""
-    site = by_id(request.dbsession, Site, site_id)
+    belongs to it; raises Invalid naming the field. Read from the sites each
+    worker keeps for a signed-in caller (`site_entry`: no statement)."""
+    site = site_entry(request, site_id)
     if site is None:
         raise Invalid("siteId", "Unknown site")
-    if new and site.archived:
+    if new and site["archived"]:
         raise Invalid("siteId", "This site is archived; it takes no new reports")
-    area = None
     if area_id is not None:
-        area = by_id(request.dbsession, Area, area_id)
-        if area is None or area.site_id != site_id:
+        area = area_entry(request, area_id)
+        if area is None or area["siteId"] != site_id:
             raise Invalid("areaId", "The area must belong to the incident's site")
-        if new and area.archived:
+        if new and area["archived"]:
             raise Invalid("areaId", "This area is archived; it takes no new reports")
-    # Held for the request: the answer and the notices name them without
-    # loading them again (the session's identity map holds objects weakly).
-    request.dbsession.info.setdefault("held", []).extend((site, area))
 
 
 def offset_minutes(moment: Any) -> int:
@@ -172,6 +153,12 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
         if existing is None:
             raise RuntimeError("a report was not stored and no report holds its clientId")
         return existing, False
+    if commits_for_real(dbsession):
+        # Numbered by its COMMIT if the caller leaves it to that
+        # (`number_last`): read back first thing after commit, before the
+        # after-commit work (the event's twin, mail) that names it.
+        engine = request.registry["db.autocommit_engine"]
+        after_commit(request, lambda: number_after_commit(engine, incident))
     created = audit.diff({}, {key: data.get(key) for key in (*FIELDS, "occurredAt", "anonymous")})
     # An anonymous report records no actor, here or anywhere: the event
     # carries the reporter (None) as the actor to the audit listener.
@@ -181,10 +168,26 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
 
 
 def number_incident(request: Request, incident: Incident) -> None:
-    """Give a filed report its number (locking the counter until commit);
-    the last step of filing."""
+    """Give a filed report its number now (locking the counter until
+    commit), for a caller that must know it before commit (a page's
+    redirect, a kiosk's answer); else see `number_last`."""
     give_number(request.dbsession, incident)
     log.info("incident %s filed", incident.reference)
+
+
+def number_last(request: Request, incident: Incident) -> None:
+    """Give a filed report its number as late as can be: on PostgreSQL in
+    its COMMIT (`numbering.number_at_commit`), elsewhere as the last
+    statement before it, in a before-commit hook run after those registered
+    so far, such as the tallies the report moves (listeners of
+    `IncidentCreated`). The organization's counter row is locked from then
+    to the end of the commit; every report of the organization waits for
+    it, so nothing else (the answer, the tallies' work and round trips, a
+    notice's mail) is done while it is held. The number is known after
+    commit (`AfterIncidentCreated`, `after_commit` hooks)."""
+    if not number_at_commit(request.dbsession, incident):
+        before_commit(request, lambda: give_number(request.dbsession, incident))
+    after_commit(request, lambda: log.info("incident %s filed", incident.reference))
 
 
 def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:

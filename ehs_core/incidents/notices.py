@@ -1,16 +1,18 @@
 """Notice of serious reports: a high or critical incident is mailed to every
-active safety manager and admin (after commit, like all mail)."""
+active safety manager and admin (after commit, like all mail). The mail
+names the report's number, taken last before commit
+(`filing.number_last`): it is written once the report is committed."""
 
 from __future__ import annotations
 
 from pyramid.events import subscriber
 from sqlalchemy import select
 
-from ehs_core.events import IncidentCreated, before_commit
+from ehs_core.events import IncidentCreated, after_commit
 from ehs_core.incidents.models import Severity
 from ehs_core.mail import send_mail
 from ehs_core.security import Role
-from ehs_core.sites.models import Site
+from ehs_core.sites.services import site_entry
 from ehs_core.ui.rendering import when
 from ehs_core.users.models import User
 
@@ -25,16 +27,15 @@ def notify_serious_incident(event: IncidentCreated) -> None:
     request = event.request
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
-    site = request.dbsession.get(Site, incident.site_id)
+    site = site_entry(request, incident.site_id)
     recipients = list(recipients)
 
     def send() -> None:
-        # The report is numbered last, just before commit (incidents.numbering).
         # One message for all of them, rendered once.
         send_mail(request, recipients, "incident_reported", reference=incident.reference,
                   number=incident.number, title=incident.title, severity=incident.severity,
-                  type=incident.type.replace("_", " "), site=site.name if site else "",
-                  occurred=when(incident.occurred_at, site.timezone if site else None,
+                  type=incident.type.replace("_", " "), site=site["name"] if site else "",
+                  occurred=when(incident.occurred_at, site["timezone"] if site else None,
                                 registry=request.registry))
 
-    before_commit(request, send)
+    after_commit(request, send)

@@ -68,31 +68,64 @@ def site_index(request: Request) -> dict[str, dict[int, Any]]:
 
 
 def site_timezone(request: Request, site_id: int) -> str | None:
-    """The IANA zone of a site (None: the server's), from `site_index`."""
-    site = site_index(request)["site"].get(site_id)
+    """The IANA zone of a site (None: the server's), from `site_entry`."""
+    site = site_entry(request, site_id)
     return site["timezone"] if site is not None else None
 
 
+def site_entry(request: Request, site_id: int) -> dict[str, Any] | None:
+    """A site's id, name, timezone and archived: from the reference data
+    each worker keeps (`site_index`) for a signed-in caller, with no
+    statement; for another caller (a kiosk link, a job: no version to key a
+    cache by) from the session, loading the one site instead of all. Read only."""
+    if refdata.reference_version(request) is not None:
+        return site_index(request)["site"].get(site_id)
+    site = request.dbsession.get(Site, site_id)
+    return None if site is None else {"id": site.id, "name": site.name, "timezone": site.timezone,
+                                      "archived": site.archived}
+
+
+def area_entry(request: Request, area_id: int) -> dict[str, Any] | None:
+    """An area's id, name, siteId and archived, as `site_entry`. Read only."""
+    if refdata.reference_version(request) is not None:
+        return site_index(request)["area"].get(area_id)
+    area = request.dbsession.get(Area, area_id)
+    return None if area is None else {"id": area.id, "name": area.name, "siteId": area.site_id,
+                                      "archived": area.archived}
+
+
 def _site_index(request: Request) -> dict[str, dict[int, Any]]:
-    sites = site_choices(request, include_archived=True)
-    return {"site": {site["id"]: site for site in sites},
-            "area": {area["id"]: area for site in sites for area in site["areas"]}}
+    sites, areas = _sites_and_areas(request, include_archived=True)
+    return {"site": {site["id"]: site for site in sites}, "area": areas}
 
 
 def _site_choices(request: Request, include_archived: bool) -> list[dict[str, Any]]:
-    stmt = (select(Site.id, Site.name, Site.timezone, Site.archived, Area.id, Area.name, Area.parent_id)
+    return _sites_and_areas(request, include_archived)[0]
+
+
+def _sites_and_areas(request: Request, include_archived: bool) -> tuple[list[dict[str, Any]],
+                                                                        dict[int, dict[str, Any]]]:
+    """The sites as `site_choices` gives them, and their areas by id with
+    their site and whether archived (`area_entry`), from one statement."""
+    stmt = (select(Site.id, Site.name, Site.timezone, Site.archived, Area.id, Area.name, Area.parent_id,
+                   Area.archived)
             .outerjoin(Area, (Area.site_id == Site.id) if include_archived
                        else (Area.site_id == Site.id) & Area.archived.is_(False))
             .order_by(Site.name, Site.id, Area.name, Area.id))
     if not include_archived:
         stmt = stmt.where(Site.archived.is_(False))
     sites: dict[int, dict[str, Any]] = {}
-    for site_id, name, timezone, archived, area_id, area_name, parent_id in request.dbsession.execute(stmt):
+    areas: dict[int, dict[str, Any]] = {}
+    for (site_id, name, timezone, archived, area_id, area_name, parent_id,
+         area_archived) in request.dbsession.execute(stmt):
         site = sites.setdefault(site_id, {"id": site_id, "name": name, "timezone": timezone,
                                           "archived": archived, "areas": []})
         if area_id is not None:
-            site["areas"].append({"id": area_id, "name": area_name, "parentId": parent_id})
-    return list(sites.values())
+            area = {"id": area_id, "name": area_name, "parentId": parent_id}
+            site["areas"].append(area)
+            # Its own entry: those of the choices are shared with pickers' answers.
+            areas[area_id] = area | {"siteId": site_id, "archived": area_archived}
+    return list(sites.values()), areas
 
 
 def create_site(request: Request, data: dict[str, Any]) -> Site:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, SmallInteger, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
@@ -53,7 +53,10 @@ class Tally(Base):
     Months are numbered year x 12 + month - 1, in the site's zone (the
     server's for a site without one): the month an instant falls in is the
     one between the UTC instants its first and the next month's first local
-    midnight."""
+    midnight.
+
+    A tally may be kept in several rows (`shard`) that add up to it: the
+    statistics always sum."""
 
     __tablename__ = "analytics_tallies"
 
@@ -64,6 +67,10 @@ class Tally(Base):
     type: Mapped[str] = mapped_column(String(64), primary_key=True)  # or a zone's name
     k1: Mapped[str] = mapped_column(String(100), primary_key=True)
     k2: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # A tally is the sum of its shards' rows (analytics_0004): concurrent
+    # writers move different rows. PostgreSQL's default is the writing
+    # transaction's id modulo 16 (set by the migration); SQLite writes 0.
+    shard: Mapped[int] = mapped_column(SmallInteger, primary_key=True, server_default=text("0"))
     n: Mapped[int] = mapped_column(BigInteger, default=0)
     total: Mapped[int] = mapped_column(BigInteger, default=0)
     closed: Mapped[int] = mapped_column(BigInteger, default=0)

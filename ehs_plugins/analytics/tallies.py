@@ -20,7 +20,9 @@ the tallies, in the request's transaction, just before it commits:
   before its state is read, so two changes of one incident queue and the
   second sees the first's state; the tallies move by `INSERT … ON CONFLICT
   DO UPDATE SET n = n + excluded.n` in one statement per request, keys
-  sorted (no deadlock between two requests); the site zone an incident was
+  sorted (no deadlock between two requests), each tally kept in shards that
+  add up to it (`models.Tally.shard`), so concurrent reports mostly move
+  different rows instead of each waiting for the other's commit; the site zone an incident was
   placed in is re-read by the very statement that stores its state, and a
   zone changed meanwhile is caught there (`_store`);
 - a site's zone change re-counts that site's incidents (`rebuild`), holding
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -47,12 +50,12 @@ from pyramid.registry import Registry
 from pyramid.request import Request
 from sqlalchemy import (
     JSON,
+    Integer,
     Select,
     bindparam,
     delete,
     func,
     inspect,
-    literal,
     select,
     text,
     update,
@@ -61,6 +64,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
+from ehs_core.db import mark_written
 from ehs_core.events import (
     ActionCreated,
     ActionUpdated,
@@ -76,6 +80,7 @@ from ehs_core.events import (
 from ehs_core.incidents.models import Incident
 from ehs_core.investigation.models import RootCause
 from ehs_core.sites.models import Site
+from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import server_zone, site_zone
 from ehs_plugins.analytics.figures import injury_figures
 from ehs_plugins.analytics.models import CountedIncident, Tally, TallyState
@@ -317,15 +322,52 @@ def _upsert(dialect_name: str) -> Any:
               "closed": table.c.closed + statement.excluded.closed})
 
 
+# PostgreSQL: the same as `_upsert`, every row in one statement, the rows
+# as one JSON parameter (one statement to bind and run where psycopg's
+# executemany sent one per row: with the counted state's INSERT, a sixth
+# of a report's instructions; arrays, one per column, cost as much again in
+# psycopg's array dumper). Rows go in the JSON array's order.
+UPSERT_JSON = text(
+    "INSERT INTO analytics_tallies (organization_id, kind, month, site_id, type, k1, k2, n, total, closed) "
+    "SELECT :organization_id, * FROM json_to_recordset(CAST(:rows AS json)) AS moved(kind varchar, "
+    "month integer, site_id integer, type varchar, k1 varchar, k2 integer, n bigint, total bigint, "
+    "closed bigint) "
+    "ON CONFLICT (organization_id, kind, month, site_id, type, k1, k2, shard) DO UPDATE SET "
+    "n = analytics_tallies.n + excluded.n, total = analytics_tallies.total + excluded.total, "
+    "closed = analytics_tallies.closed + excluded.closed")
+UPSERT_COLUMNS = ("kind", "month", "site_id", "type", "k1", "k2", "n", "total", "closed")
+# PostgreSQL: a new report's counted state (its zone read from its site, as
+# `_store` does) and, if that zone is the one it was placed in (:zone), the
+# tallies it adds to (as UPSERT_JSON), in one statement. Answers the zone
+# stored, or no row when another request counted the report first.
+COUNT_REPORT = text(
+    "WITH counted AS (INSERT INTO analytics_counted (incident_id, organization_id, zone, state) "
+    "SELECT :incident_id, :organization_id, sites.timezone, CAST(:state AS json) FROM sites "
+    "WHERE sites.id = :site_id ON CONFLICT DO NOTHING RETURNING zone), "
+    "moved AS (INSERT INTO analytics_tallies (organization_id, kind, month, site_id, type, k1, k2, n, total, "
+    "closed) SELECT :organization_id, * FROM json_to_recordset(CAST(:rows AS json)) AS moved(kind varchar, "
+    "month integer, site_id integer, type varchar, k1 varchar, k2 integer, n bigint, total bigint, "
+    "closed bigint) "
+    "WHERE EXISTS (SELECT FROM counted WHERE zone IS NOT DISTINCT FROM CAST(:zone AS varchar)) "
+    "ON CONFLICT (organization_id, kind, month, site_id, type, k1, k2, shard) DO UPDATE SET "
+    "n = analytics_tallies.n + excluded.n, total = analytics_tallies.total + excluded.total, "
+    "closed = analytics_tallies.closed + excluded.closed) "
+    "SELECT zone FROM counted")
+
+
 def move_tallies(session: Session, organization_id: int, moved: Sums) -> None:
     """Add `moved` to the tallies, the keys in order, so concurrent requests
     lock shared rows in the same order (no deadlock)."""
     if not moved:
         return
-    rows = [{"organization_id": organization_id, "kind": kind, "month": month, "site_id": site, "type": type_,
-             "k1": k1, "k2": k2, "n": n, "total": total, "closed": closed}
-            for (kind, month, site, type_, k1, k2), (n, total, closed) in sorted(moved.items())]
-    session.execute(_upsert(session.get_bind().dialect.name), rows)
+    rows = [dict(zip(UPSERT_COLUMNS, (*key, *values), strict=True)) for key, values in sorted(moved.items())]
+    if session.get_bind().dialect.name == "postgresql":
+        parameters = {"organization_id": organization_id, "rows": json.dumps(rows)}
+        session.connection().execute(UPSERT_JSON, parameters)
+        mark_written(session)
+        return
+    session.execute(_upsert(session.get_bind().dialect.name),
+                    [{"organization_id": organization_id, **row} for row in rows])
 
 
 def _zone_of(site_id: int) -> Any:
@@ -342,11 +384,27 @@ def _store(session: Session, organization_id: int, incident_id: int, state: Stat
         return session.execute(
             update(CountedIncident).where(CountedIncident.incident_id == incident_id)
             .values(state=value, zone=_zone_of(state["s"])).returning(CountedIncident.zone)).one()
-    statement = _insert(session)(CountedIncident).from_select(
+    written = session.connection().execute(_store_new(session.get_bind().dialect.name), {
+        "incident_id": incident_id, "organization_id": organization_id, "state": state,
+        "site_id": state["s"]}).first()
+    mark_written(session)
+    return written
+
+
+@functools.cache
+def _store_new(dialect_name: str) -> Any:
+    """INSERT … SELECT … ON CONFLICT DO NOTHING RETURNING zone of a new
+    incident's counted state, its zone read from its site: a Core statement
+    made once (built per report through the ORM, it cost as much as the
+    tallies' own statement)."""
+    table, sites = CountedIncident.__table__, Site.__table__
+    insert = postgresql.insert if dialect_name == "postgresql" else sqlite.insert
+    return (insert(table).from_select(
         ["incident_id", "organization_id", "zone", "state"],
-        select(literal(incident_id), literal(organization_id), Site.timezone, value)
-        .where(Site.id == state["s"]))
-    return session.execute(statement.on_conflict_do_nothing().returning(CountedIncident.zone)).first()
+        select(bindparam("incident_id", type_=Integer), bindparam("organization_id", type_=Integer),
+               sites.c.timezone, bindparam("state", type_=JSON))
+        .where(sites.c.id == bindparam("site_id", type_=Integer)))
+        .on_conflict_do_nothing().returning(table.c.zone))
 
 
 KEPT = object()
@@ -366,6 +424,8 @@ class Pending:
         session: Session = request.dbsession
         registry = request.registry
         session.flush()
+        if self._count_one_report(session, registry):
+            return
         for site_id in sorted(self.sites):
             organization_id = session.execute(select(Site.organization_id).where(Site.id == site_id)).scalar()
             rebuild(session, registry, organization_id, site_id=site_id)
@@ -378,6 +438,35 @@ class Pending:
         for organization_id in sorted(moved):
             move_tallies(session, organization_id,
                          {key: values for key, values in moved[organization_id].items() if any(values)})
+
+    def _count_one_report(self, session: Session, registry: Registry) -> bool:
+        """A request that filed one report and changed nothing else (the
+        common write), on PostgreSQL: its counted state and the tallies it
+        adds to in one statement (`COUNT_REPORT`), one round trip instead of
+        two. False when that does not apply or the site's zone changed
+        since it was read (then `_recount` places the report again)."""
+        if (self.sites or len(self.created) != 1 or set(self.dirty) - set(self.created)
+                or any(self.dirty.values()) or session.get_bind().dialect.name != "postgresql"):
+            return False
+        (incident_id, incident), = self.created.items()
+        zone = site_timezone(self.request, incident.site_id)  # no statement for a signed-in caller
+        state = {**incident_fields(incident, site_zone(zone, registry)), "rc": {}, "ac": [], "cs": []}
+        rows = [dict(zip(UPSERT_COLUMNS, (*key, *values), strict=True))
+                for key, values in sorted(difference(None, state).items())]
+        organization_id = incident.organization_id
+        written = session.connection().execute(COUNT_REPORT, {
+            "incident_id": incident_id, "organization_id": organization_id, "site_id": incident.site_id,
+            "state": json.dumps(state), "zone": zone, "rows": json.dumps(rows)}).first()
+        mark_written(session)
+        if written is None:
+            log.warning("incident %s was counted by another request meanwhile", incident_id)
+        elif written.zone != zone:
+            # The site's zone changed since it was read: stored, but the
+            # tallies not moved; placed in the zone stored, as `_store` does.
+            state = {**state, **incident_fields(incident, site_zone(written.zone, registry))}
+            _store(session, organization_id, incident_id, state, True)
+            move_tallies(session, organization_id, difference(None, state))
+        return True
 
     def _recount(self, session: Session, registry: Registry) -> Iterator[tuple[int, State | None, State]]:
         """(organization, state as counted, new state) of each incident
@@ -397,7 +486,7 @@ class Pending:
                 .where(CountedIncident.incident_id.in_(existing)).order_by(CountedIncident.incident_id)
                 .with_for_update(of=CountedIncident))}
         for incident_id, incident in sorted(self.created.items()):
-            zone = session.get(Site, incident.site_id).timezone
+            zone = site_timezone(self.request, incident.site_id)  # no statement for a signed-in caller
             state = {**incident_fields(incident, site_zone(zone, registry)), "rc": {}, "ac": [], "cs": []}
             if self.dirty.get(incident_id):  # rows added to it in the same request
                 children = self.dirty[incident_id] - {"incident"}

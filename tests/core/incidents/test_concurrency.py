@@ -214,3 +214,27 @@ def test_word_counts_stay_exact_under_concurrent_reports_and_edits(live):
                                q=f"%{word}%")
         body = live.owner.get(f"{INCIDENTS}?q={word}&pageSize=100").json
         assert (body["total"], len(body["items"])) == (matching, matching), word
+
+
+def test_a_report_takes_its_number_in_its_commit_and_answers_with_it(live):
+    """The worker sends no statement that takes a number: the report's
+    COMMIT does (a deferred trigger), so the organization's counter is not
+    held while the worker has its turn on a CPU; the answer still names the
+    number, read back after commit, and numbers go on without a gap."""
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    first = live.owner.post_json(INCIDENTS, report_body(live.site_id), status=201).json
+    sa.event.listen(live.engine, "before_cursor_execute", record)
+    try:
+        second = live.owner.post_json(INCIDENTS, report_body(live.site_id, severity="critical"),
+                                      status=201).json
+    finally:
+        sa.event.remove(live.engine, "before_cursor_execute", record)
+    assert (first["number"], first["reference"]) == (1, "INC-0001")
+    assert (second["number"], second["reference"]) == (2, "INC-0002")
+    assert not [s for s in sent if "incident_counters" in s], sent
+    assert live.numbers() == [1, 2]
+    assert live.owner.get(f"{INCIDENTS}/2").json == second
