@@ -64,7 +64,8 @@ def test_templates_escape_what_they_output_and_keep_what_is_safe():
     environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
     setup(environment, None)
     template = environment.from_string(
-        "<p title=\"{{ title }}\">{{ body }}{{ safe }}{% set kept %}<i>{{ body }}</i>{% endset %}{{ kept }}</p>"
+        "<p title=\"{{ title }}\">{{ body }}{{ safe }}"
+        "{% set kept %}<i>{{ body }}</i>{% endset %}{{ kept }}</p>"
         "{% macro m(x) %}<u>{{ x }}</u>{% endmacro %}{{ m(body) }}")
     html = template.render(title='He said "no" & left', body="<b>x</b>", safe=Markup("<br>"))
     assert html == ('<p title="He said &#34;no&#34; &amp; left">&lt;b&gt;x&lt;/b&gt;<br>'
@@ -72,5 +73,6 @@ def test_templates_escape_what_they_output_and_keep_what_is_safe():
 
 
 def test_nl2br_escapes_the_text_and_breaks_its_lines():
-    assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup("Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
+    assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup(
+        "Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
     assert nl2br(None) == Markup("")
