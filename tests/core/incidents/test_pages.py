@@ -39,6 +39,20 @@ def test_the_list_shows_each_role_what_the_api_lists(team, site):
         assert shown == api == expected
 
 
+def test_a_listed_row_shows_the_incident_as_it_is_now(team, site, admin):
+    """Rows are kept by what they show: a change shows on the next list."""
+    number = report(team["admin"], site, title="Oil <spill> & mess")["number"]
+    first = team["supervisor"].get("/incidents").text
+    assert "<td>Oil &lt;spill&gt; &amp; mess</td>" in first
+    assert team["supervisor"].get("/incidents").text == first
+    team["supervisor"].patch_json(f"/api/incidents/{number}", {"title": "Oil spill", "severity": "high"})
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    admin.patch_json(f"/api/sites/{site}", {"name": "North yard", "timezone": "Asia/Tokyo"})
+    row = team["supervisor"].get("/incidents").text.split(f">INC-{number:04d}</a>", 1)[1].split("</tr>", 1)[0]
+    assert "<td>Oil spill</td>" in row and ">High</span>" in row and ">Triage</span>" in row
+    assert "<td>North yard</td>" in row and " JST</time>" in row
+
+
 def test_the_list_filters_by_several_values_and_searches(team, site):
     report(team["admin"], site, title="Cut hand", type="injury")
     report(team["admin"], site, title="Wet floor", type="hazard")
