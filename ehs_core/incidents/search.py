@@ -198,7 +198,8 @@ WINDOWS = (3.0, 30.0)
 #   order below the previous, so the rows are the newest matches whatever
 #   the windows hold: their sizes only decide the cost.
 #
-# The word index answers without a recheck only for the listed words, so
+# (OFFSET 0 keeps the listed words one array, made once.) The word index
+# answers without a recheck only for the listed words, so
 # with more than MAX_WORDS of them (a letter or two) neither case answers
 # from it: `few` finds nothing and `many` walks from the top.
 _NEWEST = """WITH facts AS MATERIALIZED (
@@ -208,7 +209,7 @@ _NEWEST = """WITH facts AS MATERIALIZED (
     t.top - ceil({near} * {n} * t.top / nullif(m.most, 0))::integer AS lo1,
     t.top - ceil({far} * {n} * t.top / nullif(m.most, 0))::integer AS lo2
   FROM (SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || lower(:q) || '%'
-                     LIMIT {max_words} + 1) AS words) AS f,
+                     LIMIT {max_words} + 1) AS words OFFSET 0) AS f,
   LATERAL (SELECT max(incidents) AS most FROM incident_word_counts
            WHERE organization_id = :organization_id AND word = ANY(f.words)) AS m,
   LATERAL (SELECT coalesce(max(number), 0) AS top FROM incidents
