@@ -218,8 +218,8 @@ _NEWEST = """WITH facts AS MATERIALIZED (
   SELECT f.words, cardinality(f.words) <= {max_words} AS listed, coalesce(m.most, 0) > {bound} AS many,
     '%' || :q || '%' AS pattern, t.top,
     coalesce(m.most > {bound} AND m.most::float8 * m.most < {gate} * {n} * t.top, false) AS windowed,
-    t.top - ceil({near} * {n} * t.top / nullif(m.most, 0))::integer AS lo1,
-    t.top - ceil({far} * {n} * t.top / nullif(m.most, 0))::integer AS lo2
+    t.top - ceil({near} * {n} * t.top / nullif(m.most, 0))::bigint AS lo1,
+    t.top - ceil({far} * {n} * t.top / nullif(m.most, 0))::bigint AS lo2
   FROM (SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || lower(:q) || '%'
                      LIMIT {max_words} + 1) AS words OFFSET 0) AS f,
   LATERAL (SELECT max(incidents) AS most FROM incident_word_counts

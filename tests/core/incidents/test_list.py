@@ -314,6 +314,8 @@ def test_a_search_beyond_the_bound_pages_newest_first_whatever_its_windows_hold(
         (5, False), (5, False), (6, False), (8, False), (10, False), (12, None), (12, None)]
     upper, lower = (listing(admin, f"?q={q}&pageSize=5&page=2").json for q in ("FORKLIFT", "forklift"))
     assert upper == lower
+    far = listing(admin, "?q=forklift&pageSize=100&page=1000000").json  # windows of 10^8 rows
+    assert (far["items"], far["total"], far.get("totalExact")) == ([], 12, None)
 
 
 def test_a_search_up_to_the_bound_counts_exactly(admin, bound):
