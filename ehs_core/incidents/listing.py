@@ -226,12 +226,15 @@ def newest_page(request: Request, query: dict[str, Any], columns: SectionColumns
         if len(kept) >= 1000:
             kept.clear()
         found = search.newest(size, offset, COUNT_BOUND).subquery("found")
-        statement = kept[key] = (select(*ROW, *columns.columns, found.c.counted)
-                                 .join(found, found.c.id == Incident.id).order_by(Incident.number.desc()))
+        statement = kept[key] = (select(*ROW, *columns.columns, found.c.counted).select_from(found)
+                                 .outerjoin(Incident.__table__, found.c.id == Incident.id)
+                                 .order_by(Incident.number.desc()))
     rows = read_rows(request, statement, {"q": query["q"],
                                           "organization_id": request.identity.account.organization_id}).all()
     if not rows:
         return None
+    if rows[0].id is None:  # no incident has a word containing it
+        return Page([], page, size, 0)
     counted = rows[0][-1]
     if counted is not None:
         return Page(rows, page, size, counted, sections=columns.read(rows, len(ROW))) \

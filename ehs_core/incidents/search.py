@@ -210,12 +210,14 @@ WINDOWS = (3.0, 30.0)
 #   order below the previous, so the rows are the newest matches whatever
 #   the windows hold: their sizes only decide the cost.
 #
-# (OFFSET 0 keeps the listed words one array, made once.) The word index
+# No listed word contains it (`unheard`): no incident does, and one row of
+# nulls says so. (OFFSET 0 keeps the listed words one array, made once.) The word index
 # answers without a recheck only for the listed words, so
 # with more than MAX_WORDS of them (a letter or two) neither case answers
 # from it: `few` finds nothing and `many` walks from the top.
 _NEWEST = """WITH facts AS MATERIALIZED (
-  SELECT f.words, cardinality(f.words) <= {max_words} AS listed, coalesce(m.most, 0) > {bound} AS many,
+  SELECT f.words, cardinality(f.words) <= {max_words} AS listed, cardinality(f.words) = 0 AS unheard,
+    coalesce(m.most, 0) > {bound} AS many,
     '%' || :q || '%' AS pattern, t.top,
     coalesce(m.most > {bound} AND m.most::float8 * m.most < {gate} * {n} * t.top, false) AS windowed,
     t.top - ceil({near} * {n} * t.top / nullif(m.most, 0))::bigint AS lo1,
@@ -254,7 +256,9 @@ UNION ALL
      AND (title ILIKE (SELECT pattern FROM facts) OR description ILIKE (SELECT pattern FROM facts)
           OR location_detail ILIKE (SELECT pattern FROM facts))
    ORDER BY number DESC LIMIT {n})
-) AS newest LIMIT {size} + 1 OFFSET {offset})"""
+) AS newest LIMIT {size} + 1 OFFSET {offset})
+UNION ALL
+SELECT CAST(NULL AS integer), CAST(NULL AS integer), CAST(0 AS bigint) WHERE (SELECT unheard FROM facts)"""
 
 
 def newest(size: int, offset: int, bound: int) -> TextualSelect:
@@ -264,11 +268,12 @@ def newest(size: int, offset: int, bound: int) -> TextualSelect:
     `_NEWEST`). Rows with `counted` (how many match, up to bound + 1): all
     matches were read, and `counted` is the total when at most `bound`.
     Rows without: more than `bound` match, and these are the page's and, if
-    another page follows, one more. No rows: neither case could tell (no
-    match, a page past the end, too many listed words), and the caller asks
-    again the long way. Size and offset are written into the statement (see
-    `ehs_core.db.constant`): with them as parameters the generic plan
-    cannot size the LIMITs and is not kept. Parameters: `q` and
+    another page follows, one more. One row of nulls (counted 0): nothing
+    matches. No rows: neither case could tell (a page past the end, too
+    many listed words), and the caller asks again the long way. Size and
+    offset are written into the statement (see `ehs_core.db.constant`):
+    with them as parameters the generic plan cannot size the LIMITs and is
+    not kept. Parameters: `q` and
     `organization_id`."""
     sql = _NEWEST.format(max_words=int(MAX_WORDS), bound=int(bound), n=int(offset) + int(size) + 1,
                          size=int(size), offset=int(offset), gate=float(WINDOW_GATE),
