@@ -188,6 +188,10 @@ def searched_page(request: Request, query: dict[str, Any], stmt: Select, columns
     straight away, with the same answer."""
     page, size = query["page"], query["pageSize"]
     offset = (page - 1) * size
+    if search.plain_word(query["q"]) and only_searched(request, query) and _on_postgresql(request):
+        found = newest_page(request, query, columns)
+        if found is not None:
+            return found
     words = search.look_up(request, query["q"])
     indexed = list_query(request, query, words)
     if not (words.at_least > COUNT_BOUND and only_searched(request, query)):
@@ -208,6 +212,46 @@ def searched_page(request: Request, query: dict[str, Any], stmt: Select, columns
     if rows:
         return Page(rows, page, size, offset + len(rows), sections=columns.read(rows, len(ROW)))
     return Page(rows, page, size, list_total(request, query, indexed, rows))
+
+
+def newest_page(request: Request, query: dict[str, Any], columns: SectionColumns) -> Page | None:
+    """`searched_page` in one statement (`search.newest`) for a plain word
+    searched by a caller who sees everything, with no filter: the same page
+    and total, or None when that statement cannot tell (no row came back, or
+    the few words' matches together are more than COUNT_BOUND) and the page
+    must be read the long way. The statement is made once per sections,
+    page and size (and the bounds it is written with), kept in the registry."""
+    page, size = query["page"], query["pageSize"]
+    offset = (page - 1) * size
+    kept = request.registry.setdefault("incident_newest_pages", {})
+    key = (columns.sections, size, offset, COUNT_BOUND, search.MAX_WORDS, search.WINDOW_GATE, search.WINDOWS)
+    statement = kept.get(key)
+    if statement is None:
+        if len(kept) >= 1000:
+            kept.clear()
+        found = search.newest(size, offset, COUNT_BOUND).subquery("found")
+        statement = kept[key] = (select(*ROW, *columns.columns, found.c.counted).select_from(found)
+                                 .outerjoin(Incident.__table__, found.c.id == Incident.id)
+                                 .order_by(Incident.number.desc()))
+    rows = read_rows(request, statement, {"q": query["q"],
+                                          "organization_id": request.identity.account.organization_id}).all()
+    if not rows:
+        return None
+    if rows[0].id is None:  # no incident has a word containing it
+        return Page([], page, size, 0)
+    counted = rows[0][-1]
+    if counted is not None:
+        return Page(rows, page, size, counted, sections=columns.read(rows, len(ROW))) \
+            if counted <= COUNT_BOUND else None
+    if len(rows) > size:
+        rows = rows[:size]
+        return Page(rows, page, size, max(COUNT_BOUND, offset + size), exact=False,
+                    sections=columns.read(rows, len(ROW)))
+    return Page(rows, page, size, offset + len(rows), sections=columns.read(rows, len(ROW)))
+
+
+def _on_postgresql(request: Request) -> bool:
+    return request.dbsession.get_bind().dialect.name == "postgresql"
 
 
 def list_page(request: Request, query: dict[str, Any], sections: bool = True) -> Page:

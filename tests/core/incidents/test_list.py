@@ -340,6 +340,33 @@ def test_a_search_beyond_the_bound_says_more_than_and_still_pages_to_its_end(adm
     assert set(pages[0]) == {"items", "page", "pageSize", "total", "totalExact"}
 
 
+@pytest.mark.parametrize(("gate", "windows"), [(1e9, (3.0, 10.0)), (1e9, (0.5, 1.0)), (1e9, (0.01, 0.02)),
+                                               (0.0, (3.0, 10.0))])
+def test_a_search_beyond_the_bound_pages_newest_first_whatever_its_windows_hold(admin, bound, monkeypatch,
+                                                                                gate, windows):
+    """On PostgreSQL a word known to be in more incidents than the bound is
+    paged through windows of the newest numbers read through the word
+    index, then a walk along the numbers below them (`search.newest`): how
+    much each window holds (all the page, part of it, nothing, or no
+    windows at all) changes the cost, never the answer. Here the newest
+    incidents do not have the word."""
+    from ehs_core.incidents import search
+    monkeypatch.setattr(search, "WINDOW_GATE", gate)
+    monkeypatch.setattr(search, "WINDOWS", windows)
+    site_id = many_forklifts(admin)
+    for n in range(17, 23):
+        file_report(admin, site_id, title=f"Ladder {n}")
+    pages = [listing(admin, f"?q=forklift&pageSize=2&page={page}").json for page in range(1, 8)]
+    assert [[i["number"] for i in body["items"]] for body in pages] == [
+        [15, 14], [13, 11], [10, 9], [7, 6], [5, 3], [2, 1], []]
+    assert [(body["total"], body.get("totalExact")) for body in pages] == [
+        (5, False), (5, False), (6, False), (8, False), (10, False), (12, None), (12, None)]
+    upper, lower = (listing(admin, f"?q={q}&pageSize=5&page=2").json for q in ("FORKLIFT", "forklift"))
+    assert upper == lower
+    far = listing(admin, "?q=forklift&pageSize=100&page=1000000").json  # windows of 10^8 rows
+    assert (far["items"], far["total"], far.get("totalExact")) == ([], 12, None)
+
+
 def test_a_search_up_to_the_bound_counts_exactly(admin, bound):
     site = new_site(admin)
     for n in range(1, 8):

@@ -83,6 +83,30 @@ def test_a_search_known_to_match_more_than_it_counts_does_not_count(admin, site,
     assert beyond == counting + (dbsession.get_bind().dialect.name != "postgresql")
 
 
+def test_a_one_word_search_sends_the_lists_statements(admin, site, count_statements, dbsession, monkeypatch):
+    """On PostgreSQL a search for one word by a caller who sees every
+    incident, with no filter, is one statement after the identity, as the
+    list is: the words' look-up, the count and the page are in it
+    (`search.newest`), within the bound, beyond it, and for a word no
+    incident has. SQLite reads the page and the count in one statement, and
+    counts again for an empty page or walks for a page beyond the bound."""
+    from ehs_core.incidents import listing
+    monkeypatch.setattr(listing, "COUNT_BOUND", 5)
+    for n in range(4):
+        report(admin, site, n)
+    listed = statements(count_statements, lambda: admin.get("/api/incidents?pageSize=3"))
+    within = statements(count_statements, lambda: admin.get("/api/incidents?q=Incident&pageSize=3"))
+    nothing = statements(count_statements, lambda: admin.get("/api/incidents?q=Scaffold&pageSize=3"))
+    assert admin.get("/api/incidents?q=Scaffold&pageSize=3").json == {
+        "items": [], "page": 1, "pageSize": 3, "total": 0}
+    for n in range(4, 12):
+        report(admin, site, n)
+    beyond = statements(count_statements, lambda: admin.get("/api/incidents?q=Incident&pageSize=3"))
+    assert admin.get("/api/incidents?q=Incident&pageSize=3").json["totalExact"] is False
+    sqlite = dbsession.get_bind().dialect.name != "postgresql"
+    assert (within, nothing, beyond) == (listed, listed + sqlite, listed + sqlite)
+
+
 def test_incident_detail_costs_the_same_however_much_hangs_off_it(admin, make_user, site,
                                                                     count_statements):
     worker = make_user("reporter")
