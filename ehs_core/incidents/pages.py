@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import colander
-from babel.numbers import format_decimal
 from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
@@ -30,10 +29,10 @@ from ehs_core.attachments import storage
 from ehs_core.audit.timeline import TimelineEntry, comments_and_history, read_with_incident, words_for
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
-from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
+from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
-from ehs_core.incidents.serialize import incident_json, incidents_json, user_names
+from ehs_core.incidents.serialize import incident_json, location_and_people, user_names
 from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
@@ -49,7 +48,7 @@ from ehs_core.ui.forms import (
     json_values,
     local_to_iso,
 )
-from ehs_core.ui.rendering import LOCALE, label, machine_time, output_escape, when
+from ehs_core.ui.rendering import label, machine_time, number, output_escape, when
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
 
@@ -159,34 +158,38 @@ _ROWS: dict[tuple[Any, ...], str] = {}
 _ROWS_KEPT = 5000
 
 
-def rows_html(request: Request, items: list[dict[str, Any]], rows: list[Any], zones: dict[int, str | None],
-              incident_path: str) -> Markup:
-    """The table's rows, written here rather than by the template (a page
-    of 25 rows was most of the list page's rendering), each kept by
+def rows_html(request: Request, rows: list[Any], zones: dict[int, str | None], incident_path: str) -> Markup:
+    """The table's rows, written here from the list's rows of plain columns
+    and the site and area names the worker keeps (the JSON items the
+    template read were a third of the list page's work, and a page of 25
+    rows through the template most of its rendering), each kept by
     everything it shows. Every value is escaped."""
     locale = request.localizer.locale_name
+    names = location_and_people(request, rows)
+    sites, areas = names["site"], names["area"]
     written = []
-    for item, row in zip(items, rows, strict=True):
-        zone = zones.get(item["siteId"])
-        key = (locale, incident_path, zone, item["number"], item["reference"], item["title"], item["type"],
-               item["severity"], item["status"], item["siteName"], item["areaName"], row.occurred_at)
+    for row in rows:
+        number, site_id = row.number, row.site_id
+        zone = zones.get(site_id)
+        site_name, area_name = sites.get(site_id), areas.get(row.area_id)
+        key = (locale, incident_path, zone, number, row.title, row.type, row.severity, row.status,
+               site_name, area_name, row.occurred_at)
         found = _ROWS.get(key)
         if found is None:
             if len(_ROWS) >= _ROWS_KEPT:
                 _ROWS.clear()
-            where = output_escape(item["siteName"])
-            if item["areaName"]:
-                where = f"{where} · {output_escape(item['areaName'])}"
-            severity = output_escape(item["severity"])
+            where = output_escape(site_name)
+            if area_name:
+                where = f"{where} · {output_escape(area_name)}"
             occurred = row.occurred_at
             found = _ROWS[key] = (
-                f'        <tr>\n          <td><a href="{output_escape(incident_path)}{item["number"]}">'
-                f'{output_escape(item["reference"])}</a></td>\n'
-                f'          <td>{output_escape(item["title"])}</td>\n'
-                f'          <td>{output_escape(label(item["type"]))}</td>\n'
-                f'          <td><span class="tag sev-{severity}">'
-                f'{output_escape(label(item["severity"]))}</span></td>\n'
-                f'          <td><span class="tag status">{output_escape(label(item["status"]))}</span></td>\n'
+                f'        <tr>\n          <td><a href="{output_escape(incident_path)}{number}">'
+                f'{output_escape(reference(number))}</a></td>\n'
+                f'          <td>{output_escape(row.title)}</td>\n'
+                f'          <td>{output_escape(label(row.type))}</td>\n'
+                f'          <td><span class="tag sev-{output_escape(row.severity)}">'
+                f'{output_escape(label(row.severity))}</span></td>\n'
+                f'          <td><span class="tag status">{output_escape(label(row.status))}</span></td>\n'
                 f'          <td>{where}</td>\n'
                 f'          <td><time datetime="{machine_time(occurred)}">{when(occurred, zone)}</time></td>'
                 f'\n'
@@ -220,7 +223,6 @@ def incident_list(request: Request) -> dict[str, Any]:
         query = schema.deserialize({})
     # The table shows none of the sections (OSHA cases, kiosk channel...).
     page = listing.list_page(request, query, sections=False)
-    items = incidents_json(request, page.items, sections=False)
     sites = active_sites(request)
     # A search with more matches than it counts (listing.COUNT_BOUND) says
     # "more than N" and pages on without a last page number.
@@ -229,11 +231,11 @@ def incident_list(request: Request) -> dict[str, Any]:
     incident_path = request.route_path("page.incidents") + "/"
     zones = {s["id"]: s["timezone"] for s in sites}
     return {
-        "items": items, "rows": dict(zip([i.number for i in page.items], page.items, strict=True)),
-        "rows_html": rows_html(request, items, page.items, zones, incident_path),
+        "items": page.items,
+        "rows_html": rows_html(request, page.items, zones, incident_path),
         "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
         "total_exact": page.exact, "has_next": page.page < pages if pages else True,
-        "total_text": format_decimal(page.total, locale=LOCALE),
+        "total_text": number(page.total),
         "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},
         "q": request.GET.get("q", ""), "sites": sites, "zones": zones,
         # Each row's link: the page route's path, the number appended.

@@ -8,10 +8,11 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime
+from babel.numbers import format_decimal
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
-from ehs_core.ui.rendering import LOCALE, day, machine_time, nl2br, output_escape, setup, when
+from ehs_core.ui.rendering import LOCALE, day, machine_time, nl2br, number, output_escape, setup, when
 
 
 def test_day_writes_every_month_as_babel_does():
@@ -76,3 +77,8 @@ def test_nl2br_escapes_the_text_and_breaks_its_lines():
     assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup(
         "Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
     assert nl2br(None) == Markup("")
+
+
+def test_counts_are_grouped_as_babel_groups_them():
+    for value in (0, 7, 999, 1000, 99_999, 100_000, 1_234_567, -4_200, 2.5):
+        assert number(value) == format_decimal(value, locale=LOCALE)
