@@ -54,9 +54,11 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
         field.fill(answer)
         field.press("Enter")
         expect_text(first, answer)
-        # Focus stays on the same cause's next answer.
-        assert supervisor.evaluate("document.activeElement.id") == first.locator("input[name=answer]") \
-            .get_attribute("id")
+        # Focus moves to the same cause's next answer (once htmx has swapped
+        # the workspace in: waited for, as a person's next keystroke would be).
+        supervisor.wait_for_function("id => document.activeElement && document.activeElement.id === id",
+                                     arg=first.locator("input[name=answer]").get_attribute("id"),
+                                     timeout=5000)
     bones = supervisor.locator(".fishbone .bone h4").all_inner_texts()
     assert [b.split(" (")[0].lower() for b in bones] == ["equipment", "training"]
     assert_accessible(supervisor)
