@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from pyramid.i18n import Localizer, TranslationStringFactory
+from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory
 from pyramid.request import Request
 from sqlalchemy import (
     ColumnElement,
@@ -50,23 +50,17 @@ SUMMARIES = {
     "attachment.deleted": _("File removed"),
 }
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
-# Translated words by (locale, action): a catalogue does not change while
-# the process runs, and translating a message costs as much as writing an entry.
-_WORDS: dict[tuple[str | None, str], str] = {}
+# Translations by (locale, message): a catalogue does not change while the
+# process runs, and translating a message costs as much as writing an entry.
+_TRANSLATED: dict[tuple[str, str], str] = {}
 
 
-def words_for(localizer: Localizer | None, action: str) -> str:
-    """How an entry of `action` is summed up, in the localizer's language
-    ("Anonymous" for the action "anonymous")."""
-    key = (localizer.locale_name if localizer is not None else None, action)
-    found = _WORDS.get(key)
+def translated(localizer: Localizer, message: TranslationString) -> str:
+    """`localizer.translate(message)`, kept per locale."""
+    key = (localizer.locale_name, message)
+    found = _TRANSLATED.get(key)
     if found is None:
-        words = ANONYMOUS if action == "anonymous" else SUMMARIES.get(action)
-        if words is None:
-            found = action.replace(".", " ").replace("_", " ")
-        else:
-            found = localizer.translate(words) if localizer is not None else str(words)
-        _WORDS[key] = found
+        found = _TRANSLATED[key] = localizer.translate(message)
     return found
 
 
@@ -99,22 +93,15 @@ class TimelineEntry:
     def at(self) -> dt.datetime:
         return self.entry.at
 
-    @property
-    def actor(self) -> str | None:
-        return self.actor_name
-
-    @property
-    def summary(self) -> str:
-        """"Moved on: triage → investigation"; "Details changed: title, severity"."""
-        return self.summary_in(None)
-
-    def summary_in(self, localizer: Localizer | None) -> str:
-        """The summary with its words in the localizer's language (as written
-        above without one): what changed, never the changed values, which
-        the caller may not be allowed to read."""
+    def summary(self, localizer: Localizer) -> str:
+        """"Moved on: triage → investigation"; "Details changed: title,
+        severity", in the localizer's language: what changed, never the
+        changed values, which the caller may not be allowed to read."""
         entry = self.entry
         changes: dict[str, Any] = entry.changes or {}
-        text = words_for(localizer, entry.action)
+        words = SUMMARIES.get(entry.action)
+        text = (translated(localizer, words) if words is not None
+                else entry.action.replace(".", " ").replace("_", " "))
         status = changes.get("status")
         names = sorted(name for name in changes if name != "id")  # an action's id says nothing
         if isinstance(status, dict) and (entry.action == "incident.transitioned" or (

@@ -26,7 +26,13 @@ from sqlalchemy import select
 
 from ehs_core import refdata
 from ehs_core.attachments import storage
-from ehs_core.audit.timeline import TimelineEntry, comments_and_history, read_with_incident, words_for
+from ehs_core.audit.timeline import (
+    ANONYMOUS,
+    TimelineEntry,
+    comments_and_history,
+    read_with_incident,
+    translated,
+)
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
@@ -320,11 +326,11 @@ def history_html(request: Request, timeline: list[TimelineEntry], zone: str | No
     and a summary, and through the template they were a fifth of the
     page's rendering. Everything written is escaped."""
     localizer = request.localizer
-    anonymous = words_for(localizer, "anonymous")
+    anonymous = translated(localizer, ANONYMOUS)
     return Markup("".join([  # noqa: S704 (every value is escaped on the next lines)
         f'        <li><div class="meta"><time datetime="{machine_time(entry.at)}">{when(entry.at, zone)}'
         f'</time> · {output_escape(entry.actor_name or anonymous)}</div>\n'
-        f'          <div>{output_escape(entry.summary_in(localizer))}</div></li>\n'
+        f'          <div>{output_escape(entry.summary(localizer))}</div></li>\n'
         for entry in timeline]))
 
 
