@@ -291,7 +291,7 @@ def label(value: str | None) -> str:
 def nl2br(text: str | None) -> Markup:
     """Text with its line breaks as <br>, escaped (one escape of the whole
     text, where Markup.join escaped each line again)."""
-    return Markup(_escape_inner(text or "").replace("\n", "<br>"))  # noqa: S704 (escaped on this line)
+    return Markup(str(output_escape(text or "")).replace("\n", "<br>"))  # noqa: S704 (escaped on this line)
 
 
 def output_escape(value: object) -> str:

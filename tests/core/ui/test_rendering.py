@@ -77,6 +77,7 @@ def test_nl2br_escapes_the_text_and_breaks_its_lines():
     assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup(
         "Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
     assert nl2br(None) == Markup("")
+    assert nl2br(Markup("<b>kept</b>\nsafe")) == Markup("<b>kept</b><br>safe")
 
 
 def test_counts_are_grouped_as_babel_groups_them():
