@@ -138,6 +138,7 @@ def _make_engine(settings: dict[str, Any], **options: Any) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30})
         _serialise_sqlite_writers(engine)
         return engine
+    _keep_long_statements()
     return create_engine(
         url,
         # Date functions in SQL then read instants in UTC, whatever the server's default.
@@ -154,6 +155,23 @@ def _make_engine(settings: dict[str, Any], **options: Any) -> Engine:
         pool_recycle=1800,
         **options,
     )
+
+
+# The longest statement text whose conversion psycopg keeps.
+LONGEST_KEPT_STATEMENT = 32768
+
+
+def _keep_long_statements() -> None:
+    """psycopg converts a statement's placeholders (`%(name)s` to `$1`) once
+    per text and keeps the result, but only for texts of up to 4,096 bytes
+    (longer ones are mostly an ORM's many-row INSERTs that never repeat:
+    psycopg discussion 628). The incident page's one statement is longer
+    and the same on every request; converting it again was a thirtieth of
+    the page. psycopg still keeps only its 128 latest texts, and never one
+    with more than 50 parameters."""
+    from psycopg import _queries
+
+    _queries.MAX_CACHED_STATEMENT_LENGTH = max(_queries.MAX_CACHED_STATEMENT_LENGTH, LONGEST_KEPT_STATEMENT)
 
 
 def _lower(value: Any) -> Any:

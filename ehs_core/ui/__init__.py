@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
+from pyramid.interfaces import IRendererFactory
 from pyramid.request import Request
 from pyramid_jinja2 import IJinja2Environment
 
@@ -73,7 +74,11 @@ def includeme(config: Configurator) -> None:
 def _setup_environment(config: Configurator) -> None:
     from ehs_core.ui import rendering
 
-    rendering.setup(config.get_jinja2_environment(".html"), config.registry)
+    environment = config.get_jinja2_environment(".html")
+    rendering.setup(environment, config.registry)
+    registry = config.registry
+    registry.registerUtility(rendering.FoundRenderers(registry.getUtility(IRendererFactory, name=".html"),
+                                                      environment), IRendererFactory, name=".html")
 
 
 # Messages a page may show after a redirect, by key (never text from the
