@@ -54,6 +54,7 @@ from ehs_core.ui.forms import (
     json_values,
     local_to_iso,
 )
+from ehs_core.ui.paths import paths_by_id, route_path, route_paths
 from ehs_core.ui.rendering import label, machine_time, number, output_escape, when
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
@@ -75,6 +76,9 @@ SEVERITY_HINTS = {
     Severity.high: "Serious harm or damage, or it could easily have been.",
     Severity.critical: "Life-threatening, a fatality, or a major release.",
 }
+# The forms of the incident page, by the name its templates use.
+DETAIL_FORMS = {"edit": "page.incident_edit", "transition": "page.incident_transition",
+                "attachments": "page.incident_attachments", "comments": "page.incident_comments"}
 # Where to go to meet the condition that holds a transition back.
 BLOCKED_ANCHORS = {Status.actions: "investigation", Status.verification: "actions",
                    Status.closed: "actions"}
@@ -299,6 +303,9 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     statuses = list(Status)
     return {
         "incident": incident, "item": item, "transitions": transitions, "can": can,
+        "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
+        "file_paths": paths_by_id(request, "attachment", [f["id"] for f in item.get("attachments") or ()]),
+        "action_paths": paths_by_id(request, "page.action", [a["id"] for a in item.get("actions") or ()]),
         "zone": zone_name, "statuses": statuses, "status_index": statuses.index(Status(incident.status)),
         "blocked_anchors": BLOCKED_ANCHORS,
         **(people := people_values(request, incident)),
@@ -402,7 +409,9 @@ def add_comment(context: IncidentContext, request: Request) -> Any:
     if htmx:
         request.override_renderer = "incidents/comments.html"
         zone = incident_zone_name(request, context.incident)
+        number = context.incident.number
         return {"incident": context.incident, **comment_values(request, context.incident), "zone": zone,
+                "paths": {"comments": route_path(request, "page.incident_comments", number=number)},
                 "can": {"comment": True}, "errors": {"comment": errors.get("body")} if errors else {},
                 "announce": None if errors else request.localizer.translate("Your comment was added.")}
     return HTTPFound(request.route_path("page.incident", number=context.incident.number,

@@ -31,6 +31,7 @@ from ehs_core.investigation.schemas import (
 )
 from ehs_core.security import Permission
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.paths import route_path, route_paths
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 CAUSE = PAGE + r"/root-causes/{cause:\d{1,9}}"
@@ -43,6 +44,9 @@ METHODS = ("5 whys", "Fishbone (Ishikawa)", "Fault tree", "Interview", "Site ins
 
 INVESTIGATION_FIELDS = {"leadId": OPTIONAL_INT, "method": OPTIONAL_TEXT, "summary": OPTIONAL_TEXT,
                         "completed": BOOL}
+# The workspace's forms (and the actions' form below it), by the name the templates use.
+WORKSPACE_FORMS = {"investigation": "page.investigation", "root_causes": "page.root_causes",
+                   "actions": "page.incident_actions"}
 CAUSE_FIELDS = {"category": TEXT, "description": TEXT}
 
 
@@ -71,7 +75,14 @@ def workspace_values(request: Request, context: IncidentContext,
     lead_name = None
     if investigation is not None and investigation.lead_id is not None:
         lead_name = user_names(request, {investigation.lead_id}).get(investigation.lead_id)
+    number = incident.number
     return {"incident": incident, "investigation": investigation, "lead_name": lead_name,
+            "ws_paths": route_paths(request, WORKSPACE_FORMS, number=number),
+            "cause_paths": {cause.id: {
+                "whys": route_path(request, "page.root_cause_whys", number=number, cause=cause.id),
+                "remove": route_path(request, "page.root_cause_remove", number=number, cause=cause.id),
+                "add_action": request.route_path("page.incident", number=number, _query={"cause": cause.id},
+                                                 _anchor="new-action")} for cause in causes},
             "causes": causes, "bones": fishbone(causes), "categories": CATEGORIES, "methods": METHODS,
             "max_whys": MAX_WHYS,
             "can_manage_investigation": can_manage, "can_add_action": can_add_action,

@@ -111,6 +111,19 @@ def assets(request: Request) -> dict[str, str]:
     return found
 
 
+# The layout's own links, by the name it uses.
+LINKS = {"home": "home", "account": "page.account", "sign_out": "page.sign_out"}
+
+
+def links(request: Request) -> dict[str, str]:
+    """The layout's links, made once per mount point (as `assets`)."""
+    kept = request.registry.setdefault("ui.link_paths", {})
+    found = kept.get(request.script_name)
+    if found is None:
+        found = kept[request.script_name] = {key: request.route_path(name) for key, name in LINKS.items()}
+    return found
+
+
 def nav_html(request: Request, entries: list[dict[str, Any]]) -> Markup:
     """The menu's entries as HTML, rendered once per menu (its entries, the
     current one, the badges' counts, the locale) and kept by the worker:
@@ -141,6 +154,7 @@ def layout_values(event: BeforeRender) -> None:
     event.setdefault("nav", nav_items(request) if signed_in else [])
     event.setdefault("nav_html", nav_html(request, event["nav"]))
     event.setdefault("assets", assets(request))
+    event.setdefault("links", links(request))
     if "organization_name" not in event:
         # The signed-in identity read the organization's name with the session.
         organization = identity.extra.get("organization") if signed_in else None

@@ -487,6 +487,10 @@ class FoundRenderers:
         return Jinja2TemplateRenderer(template_loader)
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_MISSING = object()
+
+
 class PageEnvironment(PyramidEnvironment):
     """The pages' Jinja environment (pyramid_jinja2's, whose class becomes
     this one in `setup`), with each template's globals a plain dict rather
@@ -500,6 +504,19 @@ class PageEnvironment(PyramidEnvironment):
 
     def make_globals(self, d: Any) -> Any:
         return {**self.globals, **d} if d else self.globals
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`value.name`: Jinja's answer (the attribute, else the item, else
+        undefined), found for a plain dict without the AttributeError Jinja
+        raises and catches first: the pages read dicts by `.name` (`can.
+        update`, `t.blockedReason`), and raising each error (its message
+        formatted) cost more than the rest of the lookup. A plain dict's
+        attributes are its class's, so a name that is not one of them is
+        an item or nothing, as for Jinja."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            found = obj.get(attribute, _MISSING)
+            return self.undefined(obj=obj, name=attribute) if found is _MISSING else found
+        return super().getattr(obj, attribute)
 
 
 def setup(env: Environment, registry: Registry) -> None:
