@@ -20,7 +20,7 @@ from ehs_core.security import Permission
 from ehs_core.sites.models import Site
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_plugins.osha import services
-from ehs_plugins.osha.cases import answers, case_number, missing_fields, severe_deadline
+from ehs_plugins.osha.cases import LoggedCase, answers, case_number, missing_fields, severe_deadline
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import CaseType, EmploymentType, SpecialCase, classify
@@ -64,7 +64,8 @@ def site_of(request: Request, incident: Incident) -> Site | None:
     return request.dbsession.get(Site, incident.site_id)
 
 
-def case_summary(request: Request, case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
+def case_summary(request: Request, case: InjuryCase | LoggedCase, incident: Incident,
+                 zone: dt.tzinfo) -> dict[str, Any]:
     """What the panel and the case page show of a decision."""
     deadline = severe_deadline(case, incident, zone)
     return {"case": case, "number": case_number(incident, case),
@@ -82,7 +83,7 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
         if not count and incident.type in NO_ONE_HURT:
             return None
         return {"manage": False, "count": count}
-    cases = services.cases_of(request, incident) if count else []
+    cases = services.cases_to_show(request, incident) if count else []
     if not cases and incident.type in NO_ONE_HURT:
         return None
     zone = services.zone_of(request, incident)
