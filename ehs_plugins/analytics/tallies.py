@@ -541,12 +541,25 @@ PENDING_COUNTS = "analytics.pending"
 
 
 def pending(request: Request) -> Pending:
-    """The request's pending counts, flushed just before it commits."""
+    """The request's pending counts, flushed just before it commits.
+
+    Kept in the environ, which pyramid_retry hands to the next attempt of a
+    request that failed (a serialization failure, a dropped connection):
+    the counts of an earlier attempt, whose transaction was rolled back
+    with its flush, are not this attempt's (they were, and its changes
+    never reached the tallies)."""
     found = request.environ.get(PENDING_COUNTS)
-    if found is None:
+    if found is None or found.request is not request:
         found = request.environ[PENDING_COUNTS] = Pending(request)
         before_commit(request, found.flush)
     return found
+
+
+def counts_pending(request: Request) -> bool:
+    """This request changed what the tallies count, not moved yet (they
+    move as it commits)."""
+    found = request.environ.get(PENDING_COUNTS)
+    return found is not None and found.request is request
 
 
 def incident_created(event: IncidentCreated) -> None:

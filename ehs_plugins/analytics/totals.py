@@ -29,7 +29,7 @@ from pyramid.request import Request
 from sqlalchemy import BigInteger, ColumnElement, case, cast, exists, func, literal_column, select
 
 from ehs_plugins.analytics.models import Tally, TallyState
-from ehs_plugins.analytics.tallies import ALL_TIME, PENDING_COUNTS
+from ehs_plugins.analytics.tallies import ALL_TIME, counts_pending
 
 # The list's filters (the core's, by name) the status tallies answer, and the
 # tally column each one's values are compared with.
@@ -54,8 +54,8 @@ def status_total(filters: Mapping[str, Sequence[ColumnElement[Any]]],
 
 
 def no_pending_counts(request: Request) -> bool:
-    """The request moved no tally yet to commit (`tallies.pending`)."""
-    return PENDING_COUNTS not in request.environ
+    """The request has no change of its own waiting to move the tallies."""
+    return not counts_pending(request)
 
 
 def includeme(config: Configurator) -> None:
