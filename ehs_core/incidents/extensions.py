@@ -1,11 +1,12 @@
-"""Extension points on incidents: sections added to an incident's JSON and
-filters added to its list and export. The core registers its own parts
-through them too (filters by type/severity/status/site; the detail's
-investigation, root causes, actions and attachments)."""
+"""Extension points on incidents: sections added to an incident's JSON,
+filters added to its list and export, and cheaper sources of the list's
+total. The core registers its own parts through them too (filters by
+type/severity/status/site; the detail's investigation, root causes,
+actions and attachments)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,14 @@ SectionProvider = Callable[[Request, Sequence[Any]], dict[int, Any]]
 SectionColumn = Callable[[], ColumnElement[Any]]
 SectionDecode = Callable[[Request, Any, Any], Any]
 FilterApply = Callable[[Select, Any, Request], Select]
+# source(filters, organization) -> a scalar SQL expression giving exactly how
+# many of the organization's incidents the filters keep, or NULL when it
+# cannot tell (the list then counts them); or None to decline this set of
+# filters. `filters`: each filter used, by name, with the bound parameters
+# of its values (the list's own: its statement binds them once);
+# `organization`: the bound organization id. Called once per set of filters.
+TotalSource = Callable[[Mapping[str, Sequence[ColumnElement[Any]]], ColumnElement[int]],
+                       ColumnElement[Any] | None]
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,13 @@ class IncidentFilter:
     name: str
     node: colander.SchemaNode
     apply: FilterApply
+
+
+@dataclass(frozen=True)
+class IncidentTotal:
+    name: str
+    source: TotalSource
+    ready: Callable[[Request], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,46 @@ def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNo
         config.registry.setdefault("incident_filters", []).append(item)
 
     register_once(config, "ehs.incident_filter", name, register)
+
+
+def add_incident_total(config: Configurator, name: str, source: TotalSource, *,
+                       ready: Callable[[Request], bool] | None = None) -> None:
+    """Directive: offer the incident list a cheaper exact total (`source`,
+    see `TotalSource`) for the lists of callers who see every incident of
+    their organization, narrowed only by `BoundFilter`s (no `q`): sums a
+    plugin keeps as incidents change, say, where the list would count every
+    match (an index scan of thousands of entries at 100,000 incidents).
+
+    The total must be exact: the expression must equal the count of the
+    filtered incidents in the statement's own snapshot, or be NULL, and
+    the list then counts in the same statement (`COALESCE(source, count)`:
+    PostgreSQL evaluates the count only when the source is NULL).
+    `ready(request)` false declines for this request (the sums lag the
+    request's own uncommitted changes, say). The first registered source
+    that answers a set of filters gives its total; the core never imports
+    a plugin, it only asks what is registered here."""
+    item = IncidentTotal(name, config.maybe_dotted(source), config.maybe_dotted(ready))
+
+    def register() -> None:
+        config.registry.setdefault("incident_totals", []).append(item)
+
+    register_once(config, "ehs.incident_total", name, register)
+
+
+def ready_totals(request: Request) -> tuple[IncidentTotal, ...]:
+    """The total sources registered that may answer this request."""
+    return tuple(item for item in request.registry.get("incident_totals", ())
+                 if item.ready is None or item.ready(request))
+
+
+def offered_total(totals: Sequence[IncidentTotal], filters: Mapping[str, Sequence[ColumnElement[Any]]],
+                  organization: ColumnElement[int]) -> ColumnElement[Any] | None:
+    """The first of `totals` that answers these filters (see `TotalSource`), or None."""
+    for item in totals:
+        found = item.source(filters, organization)
+        if found is not None:
+            return found
+    return None
 
 
 @dataclass(frozen=True)
@@ -330,3 +386,4 @@ def filters(request: Request) -> list[IncidentFilter]:
 def includeme(config: Configurator) -> None:
     config.add_directive("add_incident_section", add_incident_section)
     config.add_directive("add_incident_filter", add_incident_filter)
+    config.add_directive("add_incident_total", add_incident_total)

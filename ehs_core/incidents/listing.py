@@ -26,11 +26,11 @@ from typing import Any
 import colander
 from pyramid.registry import Registry
 from pyramid.request import Request
-from sqlalchemy import ColumnElement, Integer, Row, Select, bindparam, func, literal, select
+from sqlalchemy import BigInteger, ColumnElement, Integer, Row, Select, bindparam, cast, func, literal, select
 
 from ehs_core.db import CursorRead, read_rows
 from ehs_core.incidents import extensions, search, serialize
-from ehs_core.incidents.extensions import BoundFilter, SectionColumns
+from ehs_core.incidents.extensions import BoundFilter, IncidentTotal, SectionColumns
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import sees_everything, visible_incidents
 from ehs_core.incidents.schemas import IncidentQuerySchema
@@ -118,15 +118,23 @@ def total_of(request: Request, query: dict[str, Any], stmt: Select) -> ColumnEle
     return _total(stmt, unfiltered(request, query), request.identity.account.organization_id)
 
 
-def _total(stmt: Select, whole: bool, organization: Any) -> ColumnElement[int]:
+def _total(stmt: Select, whole: bool, organization: Any,
+           offered: ColumnElement[Any] | None = None) -> ColumnElement[int]:
     """`total_of`; `whole`: nothing is filtered out of the organization's
-    incidents (`organization`: its id, or a bound parameter)."""
+    incidents (`organization`: its id, or a bound parameter); `offered`: a
+    registered source's total (`extensions.add_incident_total`), NULL when
+    it cannot tell, counted then: PostgreSQL's COALESCE evaluates its
+    arguments in turn, and an uncorrelated subquery (an InitPlan) only
+    when it is first needed, so the count runs only when the source is NULL."""
     if whole:
         counted = select(func.coalesce(func.max(Incident.number), 0)).where(
             Incident.organization_id == organization)
     else:
         counted = select(func.count()).select_from(stmt.with_only_columns(Incident.id).subquery())
-    return counted.correlate(None).scalar_subquery()
+    counted = counted.correlate(None).scalar_subquery()
+    if offered is None:
+        return counted
+    return cast(func.coalesce(offered, counted), BigInteger)
 
 
 def list_total(request: Request, query: dict[str, Any], stmt: Select, rows: list[Row[Any]]) -> int:
@@ -310,7 +318,12 @@ def kept_page(request: Request, query: dict[str, Any],
     signed-in identity does), with only the values bound: the caller's
     organization (and id), the filters' values, the page's limit and
     offset. The same SQL as the statement built for the request, the same
-    rows."""
+    rows; for a caller who sees everything, its total may come from a
+    source a plugin registered for the filters used
+    (`extensions.add_incident_total`: sums kept as incidents change),
+    counted in the same statement when that source cannot tell. A list
+    built for its request (a filter that is not a `BoundFilter`, `q`)
+    counts."""
     identity = request.identity
     parameters: dict[str, Any] = {"organization": identity.account.organization_id}
     used: list[tuple[Any, int]] = []
@@ -334,27 +347,35 @@ def kept_page(request: Request, query: dict[str, Any],
     parameters["limit"] = size
     if page > 1:
         parameters["offset"] = (page - 1) * size
-    key = (kind, page == 1, columns.sections, tuple((item.name, n) for item, n in used))
+    # Who may give the total instead of counting (`extensions.add_incident_total`).
+    totals = extensions.ready_totals(request) if kind == "all" and used else ()
+    key = (kind, page == 1, columns.sections, tuple((item.name, n) for item, n in used), totals)
     statements = request.registry.setdefault(KEPT, {})
     kept = statements.get(key)
     if kept is None:
         if len(statements) >= MOST_KEPT:
             return None
-        kept = statements[key] = _kept_statement(request, kind, page == 1, columns, used)
+        kept = statements[key] = _kept_statement(request, kind, page == 1, columns, used, totals)
     rows = kept.read.all(request, parameters)
     return [kept.row._make(row) for row in rows], kept.total
 
 
 def _kept_statement(request: Request, kind: str, first: bool, columns: SectionColumns,
-                    used: list[tuple[Any, int]]) -> _Kept:
-    """The statement of `kept_page`'s key, with bound parameters for the values."""
+                    used: list[tuple[Any, int]], totals: tuple[IncidentTotal, ...] = ()) -> _Kept:
+    """The statement of `kept_page`'s key, with bound parameters for the
+    values; its total from the first of `totals` that answers the filters
+    used (for a caller who sees everything), else counted."""
     organization = bindparam("organization", type_=Integer)
     stmt = select(Incident).where(Incident.organization_id == organization)
     stmt = visible_incidents(stmt, request.identity, bindparam("user", type_=Integer))
-    for position, (item, n) in enumerate(used):
-        stmt = item.apply.bound(stmt, [f"f{position}_{index}" for index in range(n)])
+    names = [[f"f{position}_{index}" for index in range(n)] for position, (_, n) in enumerate(used)]
+    for (item, _), bound in zip(used, names, strict=True):
+        stmt = item.apply.bound(stmt, bound)
     whole = kind == "all" and not used
-    extra = () if whole and first else (_total(stmt, whole, organization),)
+    filters = {item.name: [bindparam(name) for name in bound]
+               for (item, _), bound in zip(used, names, strict=True)}
+    offered = extensions.offered_total(totals, filters, organization) if totals else None
+    extra = () if whole and first else (_total(stmt, whole, organization, offered),)
     limit = bindparam("limit", type_=Integer)
     order = Incident.number.desc()
     if first:

@@ -21,4 +21,5 @@ def includeme(config: Configurator) -> None:
     config.include(".pages")
     config.include(".dashboard")
     config.include(".tallies")  # the sums the statistics read, kept by the incidents' events
+    config.include(".totals")  # the incident list's total from those sums
     config.add_translation_dirs("ehs_plugins.analytics:locale")

@@ -1,7 +1,8 @@
 """Tallies: the statistics' sums kept up to date as incidents change, so the
 overview and the analytics of callers who see every incident read a few
 thousand rows (`analytics_tallies`, see models.Tally) instead of every
-incident, root cause, action and injury case of the period.
+incident, root cause, action and injury case of the period; the incident
+list of such callers reads its total from the status tallies (`totals`).
 
 What an incident adds is a function of its *state* (`State`: the counted
 fields, its local month and hour of the week at its site, its close time,
@@ -32,7 +33,9 @@ the tallies, in the request's transaction, just before it commits:
 - the analytics migration fills the tables from the rows (`rebuild`), and
   `python -m ehs_plugins.analytics.tallies CONFIG.ini` rebuilds them
   whenever in doubt (after running with the plugin disabled, or after
-  changing TZ: until then statistics read the rows, see `usable`)."""
+  changing TZ: until then statistics read the rows, see
+  `stats.figures_for`). Nothing tells that the plugin was disabled for a
+  while: the statistics and the list's totals are off until that rebuild."""
 
 from __future__ import annotations
 
@@ -533,13 +536,30 @@ class Pending:
         return state
 
 
+# Where a request keeps its `Pending` counts (in its environ), from its first change on.
+PENDING_COUNTS = "analytics.pending"
+
+
 def pending(request: Request) -> Pending:
-    """The request's pending counts, flushed just before it commits."""
-    found = request.environ.get("analytics.pending")
-    if found is None:
-        found = request.environ["analytics.pending"] = Pending(request)
+    """The request's pending counts, flushed just before it commits.
+
+    Kept in the environ, which pyramid_retry hands to the next attempt of a
+    request that failed (a serialization failure, a dropped connection):
+    the counts of an earlier attempt, whose transaction was rolled back
+    with its flush, are not this attempt's (they were, and its changes
+    never reached the tallies)."""
+    found = request.environ.get(PENDING_COUNTS)
+    if found is None or found.request is not request:
+        found = request.environ[PENDING_COUNTS] = Pending(request)
         before_commit(request, found.flush)
     return found
+
+
+def counts_pending(request: Request) -> bool:
+    """This request changed what the tallies count, not moved yet (they
+    move as it commits)."""
+    found = request.environ.get(PENDING_COUNTS)
+    return found is not None and found.request is request
 
 
 def incident_created(event: IncidentCreated) -> None:

@@ -480,3 +480,89 @@ def test_a_list_filter_repeated_matches_any_of_its_values(admin):
     assert listing(admin, "?type=injury&type=illness").json["total"] == 3
     response = listing(admin, "?type=injury&type=fire", status=400)
     assert issue_paths(response) == {"type"}
+
+
+# --- the total from a registered source (extensions.add_incident_total) -------------------
+
+
+@pytest.fixture
+def offer_total(registry, monkeypatch):
+    """Register a total source in place of the plugins' (the lists' kept
+    statements made anew for the test)."""
+    from ehs_core.incidents import listing as incident_listing
+    from ehs_core.incidents.extensions import IncidentTotal
+
+    monkeypatch.setitem(registry, incident_listing.KEPT, {})
+
+    def offer(source, ready=None):
+        monkeypatch.setitem(registry, "incident_totals", [IncidentTotal("test", source, ready)])
+        registry[incident_listing.KEPT].clear()
+
+    return offer
+
+
+def over_by_1000(filters, organization):
+    """A total that is the count plus 1000, counted with the filters' bound
+    values (type only; declines anything else)."""
+    from sqlalchemy import func, select
+
+    from ehs_core.incidents.models import Incident
+
+    if set(filters) != {"type"}:
+        return None
+    return select(func.count() + 1000).where(
+        Incident.organization_id == organization, Incident.type.in_(filters["type"])).scalar_subquery()
+
+
+def test_a_total_source_gives_the_total_of_callers_who_see_everything(admin, make_user, offer_total):
+    """The source's total is the list's for a caller who sees every incident
+    and a set of filters it answers, with the values the list binds (one or
+    several), on every page; a reporter's list, and filters it declines,
+    are counted."""
+    alice = make_user("reporter")
+    site = new_site(admin)
+    for kind in ("injury", "injury", "hazard", "illness"):
+        file_report(admin, site["id"], type=kind)
+    file_report(alice, site["id"], type="injury")
+    offer_total(over_by_1000)
+    assert listing(admin, "?type=injury").json["total"] == 1003
+    assert listing(admin, "?type=injury&type=illness").json["total"] == 1004
+    assert listing(admin, "?type=injury&pageSize=1&page=2").json["total"] == 1003
+    assert listing(admin, "?type=injury&severity=low").json["total"] == 3
+    assert listing(admin, f"?siteId={site['id']}").json["total"] == 5
+    assert listing(admin).json["total"] == 5
+    assert listing(alice, "?type=injury").json["total"] == 1
+    assert listing(admin, "?q=floor&type=injury").json["total"] == 3
+
+
+def test_a_total_source_that_cannot_tell_is_counted_instead(admin, offer_total):
+    """NULL from the source: the list counts in the same statement."""
+    from sqlalchemy import null
+
+    site = new_site(admin)
+    for kind in ("injury", "hazard", "injury"):
+        file_report(admin, site["id"], type=kind)
+    offer_total(lambda filters, organization: null())
+    assert listing(admin, "?type=injury").json["total"] == 2
+    assert listing(admin, "?type=hazard&pageSize=1&page=2").json["total"] == 1
+
+
+def test_a_total_source_not_ready_for_a_request_is_not_asked(admin, offer_total):
+    site = new_site(admin)
+    file_report(admin, site["id"], type="injury")
+    offer_total(over_by_1000, ready=lambda request: False)
+    assert listing(admin, "?type=injury").json["total"] == 1
+    offer_total(over_by_1000, ready=lambda request: True)
+    assert listing(admin, "?type=injury").json["total"] == 1001
+
+
+def test_two_total_sources_of_one_name_conflict_at_start_up():
+    from pyramid.config import Configurator
+    from pyramid.exceptions import ConfigurationError
+
+    config = Configurator()
+    config.include("ehs_core.incidents.extensions")
+    config.add_incident_total("tallies", over_by_1000)
+    config.add_incident_total("tallies", over_by_1000)
+    with pytest.raises(ConfigurationError):
+        config.commit()

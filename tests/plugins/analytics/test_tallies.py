@@ -253,6 +253,53 @@ def check(world: World, monkeypatch: pytest.MonkeyPatch, dbsession: Any, registr
     assert_same_answers(world.admin, monkeypatch, dbsession, registry, asked)
 
 
+class Transient(Exception):
+    """A failure pyramid_retry runs the request again for (as it does a
+    serialization failure or a dropped connection)."""
+
+
+def fail_first_answer(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """Make the first answer a view of `module` builds fail, after the
+    change and its event; returns the calls made."""
+    from pyramid_retry import mark_error_retryable
+
+    calls: list[int] = []
+    real = module.incident_json
+
+    def answer(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            error = Transient()
+            mark_error_retryable(error)
+            raise error
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, "incident_json", answer)
+    return calls
+
+
+def test_a_request_run_again_by_the_retry_moves_the_counts_once(world, monkeypatch, dbsession, registry):
+    """pyramid_retry runs a failed request again with the same WSGI environ:
+    the counts noted by the failed attempt (rolled back) must not stand in
+    for the new attempt's, which move the tallies as it commits."""
+    from ehs_core.incidents import views as incident_views
+    from ehs_core.workflow import views as workflow_views
+
+    calls = fail_first_answer(monkeypatch, incident_views)
+    world.file()
+    assert len(calls) == 2
+    assert tallied_sums(dbsession) == rebuilt_sums(dbsession, registry)
+    calls = fail_first_answer(monkeypatch, incident_views)
+    world.admin.patch_json(f"{INCIDENTS}/{world.incidents[0]}", {"type": "illness"}, status=200)
+    assert len(calls) == 2
+    calls = fail_first_answer(monkeypatch, workflow_views)
+    world.admin.post_json(f"{INCIDENTS}/{world.incidents[1]}/transitions", {"to": "triage"}, status=200)
+    assert len(calls) == 2
+    monkeypatch.undo()
+    assert tallied_sums(dbsession) == rebuilt_sums(dbsession, registry)
+    check(world, monkeypatch, dbsession, registry)
+
+
 def test_filing_a_report_moves_the_counts(world, monkeypatch, dbsession, registry):
     before = tallied_sums(dbsession)
     world.file()
