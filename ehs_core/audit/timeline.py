@@ -50,6 +50,8 @@ SUMMARIES = {
     "attachment.deleted": _("File removed"),
 }
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
+SOMEONE = _("Someone")  # who wrote a comment of a person no longer known
+MOVED_TO = _("moved to %(status)s")  # a comment written with a transition
 # Translations by (locale, message): a catalogue does not change while the
 # process runs, and translating a message costs as much as writing an entry.
 _TRANSLATED: dict[tuple[str, str], str] = {}
@@ -98,18 +100,27 @@ class TimelineEntry:
         severity", in the localizer's language: what changed, never the
         changed values, which the caller may not be allowed to read."""
         entry = self.entry
-        changes: dict[str, Any] = entry.changes or {}
-        words = SUMMARIES.get(entry.action)
+        action = entry.action
+        words = SUMMARIES.get(action)
         text = (translated(localizer, words) if words is not None
-                else entry.action.replace(".", " ").replace("_", " "))
+                else action.replace(".", " ").replace("_", " "))
+        changes: dict[str, Any] | None = entry.changes
+        # Only a transition and an update say what moved (a report's
+        # changes, every field it was given, are not listed).
+        transitioned = action == "incident.transitioned"
+        if not changes or not (transitioned or action.endswith(".updated")):
+            return text
         status = changes.get("status")
+        if transitioned:
+            return self._moved(text, status) if isinstance(status, dict) else text
         names = sorted(name for name in changes if name != "id")  # an action's id says nothing
-        if isinstance(status, dict) and (entry.action == "incident.transitioned" or (
-                entry.action.endswith(".updated") and names == ["status"])):
-            return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
-        if entry.action.endswith(".updated") and names:
-            return f"{text}: {', '.join(names)}"
-        return text
+        if isinstance(status, dict) and names == ["status"]:
+            return self._moved(text, status)
+        return f"{text}: {', '.join(names)}" if names else text
+
+    @staticmethod
+    def _moved(text: str, status: dict[str, Any]) -> str:
+        return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
 
 
 def audit_entries(request: Request, incident: Incident) -> list[AuditEntry]:

@@ -28,6 +28,8 @@ from ehs_core import refdata
 from ehs_core.attachments import storage
 from ehs_core.audit.timeline import (
     ANONYMOUS,
+    MOVED_TO,
+    SOMEONE,
     TimelineEntry,
     comments_and_history,
     read_with_incident,
@@ -55,7 +57,7 @@ from ehs_core.ui.forms import (
     local_to_iso,
 )
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
-from ehs_core.ui.rendering import label, machine_time, number, output_escape, when
+from ehs_core.ui.rendering import label, machine_time, nl2br, number, output_escape, time_html, when
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
 
@@ -310,6 +312,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "blocked_anchors": BLOCKED_ANCHORS,
         **(people := people_values(request, incident)),
         "history_html": history_html(request, people["timeline"], zone_name),
+        "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
     } | workspace_values(request, context)
@@ -317,7 +320,9 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
-    return {"comments": items, "comment_authors": user_names(request, {c.author_id for c in items})}
+    authors = user_names(request, {c.author_id for c in items})
+    return {"comments": items, "comment_authors": authors,
+            "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
 
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
@@ -327,6 +332,27 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
             "timeline": timeline}
 
 
+def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:
+    """The comments as the page's list items, written here as the history
+    is: who (or "Someone"), the status a comment moved the incident to,
+    when, and the text with its line breaks. Everything written is escaped
+    (the catalogue's words are the page's own)."""
+    localizer = request.localizer
+    someone = translated(localizer, SOMEONE)
+    moved_to = translated(localizer, MOVED_TO)
+    tz = zone_named(zone, request)
+    written = []
+    for comment in said:
+        name = authors.get(comment.author_id)
+        moved = (" · " + moved_to % {"status": output_escape(label(comment.transition_to))}
+                 if comment.transition_to else "")
+        who = output_escape(name) if name else someone
+        when_html = time_html(comment.created_at, tz)
+        written.append(f'    <li>\n      <div class="meta">{who}{moved} · {when_html}</div>\n'
+                       f'      <div>{nl2br(comment.body)}</div>\n    </li>\n')
+    return Markup("".join(written))  # noqa: S704 (every value is escaped above)
+
+
 def history_html(request: Request, timeline: list[TimelineEntry], zone: str | None) -> Markup:
     """The history's entries as the page's list items, written here: a
     history has a dozen entries or more, each a time in two forms, a name
@@ -334,9 +360,10 @@ def history_html(request: Request, timeline: list[TimelineEntry], zone: str | No
     page's rendering. Everything written is escaped."""
     localizer = request.localizer
     anonymous = translated(localizer, ANONYMOUS)
+    tz = zone_named(zone, request)
     return Markup("".join([  # noqa: S704 (every value is escaped on the next lines)
-        f'        <li><div class="meta"><time datetime="{machine_time(entry.at)}">{when(entry.at, zone)}'
-        f'</time> · {output_escape(entry.actor_name or anonymous)}</div>\n'
+        f'        <li><div class="meta">{time_html(entry.entry.at, tz)}'
+        f' · {output_escape(entry.actor_name or anonymous)}</div>\n'
         f'          <div>{output_escape(entry.summary(localizer))}</div></li>\n'
         for entry in timeline]))
 
