@@ -31,7 +31,7 @@ from ehs_core.investigation.schemas import (
 )
 from ehs_core.security import Permission
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
-from ehs_core.ui.paths import route_path, route_paths
+from ehs_core.ui.paths import path_maker, route_path, route_paths
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 CAUSE = PAGE + r"/root-causes/{cause:\d{1,9}}"
@@ -76,13 +76,15 @@ def workspace_values(request: Request, context: IncidentContext,
     if investigation is not None and investigation.lead_id is not None:
         lead_name = user_names(request, {investigation.lead_id}).get(investigation.lead_id)
     number = incident.number
+    whys, remove = path_maker(request, "page.root_cause_whys"), path_maker(request, "page.root_cause_remove")
+    # "Add a corrective action for this cause": the page with the cause
+    # chosen in the form (a whole number: nothing in it to quote).
+    page = route_path(request, "page.incident", number=number)
     return {"incident": incident, "investigation": investigation, "lead_name": lead_name,
             "ws_paths": route_paths(request, WORKSPACE_FORMS, number=number),
             "cause_paths": {cause.id: {
-                "whys": route_path(request, "page.root_cause_whys", number=number, cause=cause.id),
-                "remove": route_path(request, "page.root_cause_remove", number=number, cause=cause.id),
-                "add_action": request.route_path("page.incident", number=number, _query={"cause": cause.id},
-                                                 _anchor="new-action")} for cause in causes},
+                "whys": whys(number=number, cause=cause.id), "remove": remove(number=number, cause=cause.id),
+                "add_action": f"{page}?cause={int(cause.id)}#new-action"} for cause in causes},
             "causes": causes, "cause_by_id": {cause.id: cause for cause in causes},
             "bones": fishbone(causes), "categories": CATEGORIES, "methods": METHODS,
             "max_whys": MAX_WHYS,

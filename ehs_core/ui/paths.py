@@ -10,7 +10,7 @@ once, and the template writes them as values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyramid.interfaces import IRoutesMapper
@@ -40,6 +40,17 @@ def route_paths(request: Request, names: dict[str, str], **parts: Any) -> dict[s
     return paths
 
 
+def path_maker(request: Request, name: str) -> Callable[..., str]:
+    """A function writing `route_path(request, name, **parts)` for many
+    `parts` (one per root cause of an incident), the route looked up once."""
+    route = request.registry.getUtility(IRoutesMapper).get_route(name)
+    if route is None or route.pregenerator is not None:
+        return lambda **parts: request.route_path(name, **parts)
+    prefix, generate = request.script_name, route.generate
+    return lambda **parts: prefix + generate(parts)
+
+
 def paths_by_id(request: Request, name: str, ids: Iterable[Any], part: str = "id") -> dict[Any, str]:
     """{id: path} of one route for each of `ids` (a page's files, actions)."""
-    return {value: route_path(request, name, **{part: value}) for value in ids}
+    path = path_maker(request, name)
+    return {value: path(**{part: value}) for value in ids}

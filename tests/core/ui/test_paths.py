@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pyramid.request import Request, apply_request_extensions
 
-from ehs_core.ui.paths import paths_by_id, route_path, route_paths
+from ehs_core.ui.paths import path_maker, paths_by_id, route_path, route_paths
 
 ROUTES = [("page.incident_comments", {"number": 42}), ("page.incident_edit", {"number": 7}),
           ("page.root_cause_whys", {"number": 42, "cause": 5}), ("attachment", {"id": 123}),
@@ -28,6 +28,9 @@ def test_paths_are_route_paths(registry: Any, script_name: str) -> None:
     assert paths_by_id(request, "attachment", [1, 2]) == {
         1: f"{script_name}/api/attachments/1", 2: f"{script_name}/api/attachments/2"}
     assert route_path(request, "page.incident_comments", number=42) == f"{script_name}/incidents/42/comments"
+    whys = path_maker(request, "page.root_cause_whys")
+    assert [whys(number=42, cause=c) for c in (1, 2)] == [
+        request.route_path("page.root_cause_whys", number=42, cause=c) for c in (1, 2)]
 
 
 def test_an_unknown_route_is_an_error_as_with_pyramid(registry: Any) -> None:
