@@ -22,7 +22,7 @@ from sqlalchemy import Select
 
 from ehs_core.directives import register_once
 
-KEY = "analytics.injury_figures"
+KEY = "ehs.analytics.injury_figures"
 
 
 Month = tuple[int, int]  # (year, month)

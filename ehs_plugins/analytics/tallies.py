@@ -537,7 +537,7 @@ class Pending:
 
 
 # Where a request keeps its `Pending` counts (in its environ), from its first change on.
-PENDING_COUNTS = "analytics.pending"
+PENDING_COUNTS = "ehs.analytics.pending"
 
 
 def pending(request: Request) -> Pending:

@@ -183,3 +183,23 @@ def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_en
     request._process_finished_callbacks()
     assert driver.pgconn.transaction_status == 0
     engine.dispose()
+
+
+def test_a_request_run_again_forgets_what_its_failed_attempt_read(registry):
+    """pyramid_retry runs a failed request again with the same environ: the
+    caches of the first attempt (the workflow's moves of an incident, the
+    columns read with its sections, a plugin's pending tallies) go, so the
+    next attempt checks a transition against the incident as it is then;
+    what the WSGI server put there (the proxy's address) stays."""
+    from pyramid.request import Request
+    from pyramid_retry import BeforeRetry
+
+    request = Request.blank("/api/incidents/1/transitions", method="POST")
+    request.registry = registry
+    request.environ.update({"ehs.workflow.moves": {(1, "investigation"): []},
+                            "ehs.incident_columns.read": {("timeline.comments", 1): "[]"},
+                            "ehs.analytics.pending": object(), "ehs.proxy_addr": "10.0.0.7"})
+    registry.notify(BeforeRetry(request, RuntimeError("serialization failure")))
+    assert not [key for key in request.environ if key.startswith("ehs.") and key != "ehs.proxy_addr"]
+    assert request.environ["ehs.proxy_addr"] == "10.0.0.7"
+    assert request.environ["PATH_INFO"] == "/api/incidents/1/transitions"
