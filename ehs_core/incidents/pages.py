@@ -303,12 +303,15 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
     zone_name = incident_zone_name(request, incident)
     statuses = list(Status)
+    status_index = statuses.index(Status(incident.status))
     return {
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
         "file_paths": paths_by_id(request, "attachment", [f["id"] for f in item.get("attachments") or ()]),
         "action_paths": paths_by_id(request, "page.action", [a["id"] for a in item.get("actions") or ()]),
-        "zone": zone_name, "statuses": statuses, "status_index": statuses.index(Status(incident.status)),
+        "zone": zone_name, "statuses": statuses, "status_index": status_index,
+        "stepper_html": stepper_html(request, statuses, status_index),
+        "moves_html": moves_html(request, transitions),
         "blocked_anchors": BLOCKED_ANCHORS,
         **(people := people_values(request, incident)),
         "history_html": history_html(request, people["timeline"], zone_name),
@@ -316,6 +319,45 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
     } | workspace_values(request, context)
+
+
+# The stepper of each status, by locale: the same for every incident there.
+_STEPPERS: dict[tuple[str, int], Markup] = {}
+
+
+def stepper_html(request: Request, statuses: list[Status], status_index: int) -> Markup:
+    """The workflow's steps with the incident's marked, rendered once per
+    status and locale (six steps through the template were a fiftieth of
+    the page)."""
+    key = (request.localizer.locale_name, status_index)
+    found = _STEPPERS.get(key)
+    if found is None:
+        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
+        found = _STEPPERS[key] = Markup(environment.get_template("incidents/stepper.html").render(  # noqa: S704
+            statuses=statuses, status_index=status_index))
+    return found
+
+
+# The buttons of each set of moves, by locale and the moves (with why a
+# move is held back): many incidents share them.
+_MOVES: dict[tuple[Any, ...], Markup] = {}
+_MOVES_KEPT = 1000
+
+
+def moves_html(request: Request, transitions: list[dict[str, Any]]) -> Markup:
+    """The "Next step" buttons, rendered once per locale and set of moves
+    (each button's words through `_` with a placeholder were a thirtieth
+    of the page)."""
+    key = (request.localizer.locale_name,
+           *((t["to"], t.get("blockedReason")) for t in transitions))
+    found = _MOVES.get(key)
+    if found is None:
+        if len(_MOVES) >= _MOVES_KEPT:
+            _MOVES.clear()
+        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
+        found = _MOVES[key] = Markup(environment.get_template("incidents/moves.html").render(  # noqa: S704
+            transitions=transitions, blocked_anchors=BLOCKED_ANCHORS))
+    return found
 
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
