@@ -15,7 +15,7 @@ from pyramid.request import Request
 from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
-from ehs_core.db import read_rows
+from ehs_core.db import CursorRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.extensions import read_also, read_with_sections
 
@@ -151,6 +151,8 @@ def read_menu_with_sections(request: Request, incident_id: int | None = None) ->
     if identity is None or not identity.is_user:
         return
     shown, pending = _menu(request)
+    if not all(_on_cursor(request, expression) for _, expression in pending):
+        return  # the menu reads its counts in a statement of its own (`nav_items`)
     names = []
     for index, (_, expression) in enumerate(pending):
         names.append(f"ui.menu.badge.{index}")
@@ -190,8 +192,11 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
         shown, pending = _menu(request)
     if pending:
         if counts is None:
-            counts = read_rows(request, _badge_statement(request, [expr for _, expr in pending]),
-                               badge_parameters(request)).one()
+            if request.autocommit_reads is None:
+                request.dbsession.flush()  # a change of this request's counts too
+            statement = _badge_statement(request, [expr for _, expr in pending])
+            counts = (statement.first(request, badge_parameters(request)) if isinstance(statement, CursorRead)
+                      else read_rows(request, statement, badge_parameters(request)).one())
         for (entry, _), count in zip(pending, counts, strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
@@ -230,9 +235,26 @@ def badge_parameters(request: Request) -> dict[str, int]:
     return {"me": request.identity.user_id, "organization": request.identity.account.organization_id}
 
 
+def _on_cursor(request: Request, expression: ColumnElement[Any]) -> bool:
+    """Whether a badge's SQL is written once (a `CursorRead` may send it):
+    not an IN of a list of values, which SQLAlchemy writes as it runs."""
+    kept = request.registry.setdefault("ui.badges_on_cursor", {})
+    found = kept.get(id(expression))
+    if found is None:
+        if len(kept) >= _STATEMENTS_KEPT:
+            kept.clear()
+        compiled = select(expression).compile(dialect=request.registry["db.engine"].dialect)
+        # The expression is kept with it, so its id is not reused meanwhile.
+        found = kept[id(expression)] = (expression, not (compiled.post_compile_params
+                                                          or compiled.literal_execute_params))
+    return found[1]
+
+
 def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) -> Any:
     """One SELECT of the badges, kept per set of expressions (a badge that
-    returns the same expression each time reuses it)."""
+    returns the same expression each time reuses it), sent on the DBAPI
+    cursor (`CursorRead`: through SQLAlchemy's execution it was a tenth
+    of the list page)."""
     kept = request.registry.setdefault("ui.badge_statements", {})
     key = tuple(map(id, expressions))
     found = kept.get(key)
@@ -240,7 +262,9 @@ def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) ->
         if len(kept) >= _STATEMENTS_KEPT:  # badges that build a new expression every time
             kept.clear()
         # The expressions are kept with it, so their ids are not reused meanwhile.
-        found = kept[key] = (expressions, select(*expressions))
+        statement = select(*expressions)
+        on_cursor = all(_on_cursor(request, expression) for expression in expressions)
+        found = kept[key] = (expressions, CursorRead(statement) if on_cursor else statement)
     return found[1]
 
 

@@ -99,6 +99,22 @@ def test_a_plugins_badge_counts_for_the_person_who_looks(build):
     assert badge.search(admin.get("/").text)[1] == "2"
 
 
+def test_a_badge_whose_sql_is_written_as_it_runs_counts_too(build):
+    """An expression with an IN of a list of values (SQL written as it
+    runs) is read through SQLAlchemy; the others on the DBAPI cursor."""
+    admin = setup(build("weather"))
+    site = admin.post_json("/api/sites", {"name": "Plant"}).json["id"]
+    alerts = re.compile(r'>Alerts(?: <span class="badge"[^>]*>(\d+)</span>)?</a>')
+    assert alerts.search(admin.get("/incidents").text)[1] is None
+    for severity in ("high", "low", "critical"):
+        number = admin.post_json("/api/incidents", {
+            "title": "Slip", "type": "hazard", "severity": severity, "occurredAt": "2026-01-05T08:00:00Z",
+            "siteId": site}).json["number"]
+    assert alerts.search(admin.get("/incidents").text)[1] == "2"
+    assert alerts.search(admin.get(f"/incidents/{number}").text)[1] == "2"
+    assert alerts.search(admin.get("/").text)[1] == "2"
+
+
 def test_a_disabled_plugin_adds_no_menu_entry_card_panel_or_route(build):
     admin = setup(build("osha kiosk analytics"))
     home = admin.get("/")
