@@ -309,10 +309,12 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
         "file_paths": paths_by_id(request, "attachment", [f["id"] for f in item.get("attachments") or ()]),
         "action_paths": paths_by_id(request, "page.action", [a["id"] for a in item.get("actions") or ()]),
-        "zone": zone_name, "statuses": statuses, "status_index": status_index,
-        "stepper_html": stepper_html(request, statuses, status_index),
-        "moves_html": moves_html(request, transitions),
-        "blocked_anchors": BLOCKED_ANCHORS,
+        "zone": zone_name,
+        "stepper_html": shared_fragment(request, "incidents/stepper.html", (status_index,),
+                                        statuses=statuses, status_index=status_index),
+        "moves_html": shared_fragment(request, "incidents/moves.html",
+                                      tuple((t["to"], t.get("blockedReason")) for t in transitions),
+                                      transitions=transitions, blocked_anchors=BLOCKED_ANCHORS),
         **(people := people_values(request, incident)),
         "history_html": history_html(request, people["timeline"], zone_name),
         "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
@@ -321,49 +323,33 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     } | workspace_values(request, context)
 
 
-# The stepper of each status, by locale: the same for every incident there.
-_STEPPERS: dict[tuple[str, int], Markup] = {}
+# Fragments of the incident page that many incidents share (the stepper of a
+# status, the buttons of a set of moves), by template, locale and what they
+# show; kept by the worker, bounded.
+_FRAGMENTS: dict[tuple[Any, ...], Markup] = {}
+_FRAGMENTS_KEPT = 1000
 
 
-def stepper_html(request: Request, statuses: list[Status], status_index: int) -> Markup:
-    """The workflow's steps with the incident's marked, rendered once per
-    status and locale (six steps through the template were a fiftieth of
-    the page)."""
-    key = (request.localizer.locale_name, status_index)
-    found = _STEPPERS.get(key)
+def shared_fragment(request: Request, template: str, key: tuple[Any, ...], **values: Any) -> Markup:
+    """`template` rendered with `values`, once per locale and `key` (what
+    the values show). The stepper's six steps and the move buttons' words
+    through `_` with a placeholder were a twentieth of the page, the same
+    for every incident in a status."""
+    full_key = (template, request.localizer.locale_name, *key)
+    found = _FRAGMENTS.get(full_key)
     if found is None:
+        if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
+            _FRAGMENTS.clear()
         environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-        found = _STEPPERS[key] = Markup(environment.get_template("incidents/stepper.html").render(  # noqa: S704
-            statuses=statuses, status_index=status_index))
-    return found
-
-
-# The buttons of each set of moves, by locale and the moves (with why a
-# move is held back): many incidents share them.
-_MOVES: dict[tuple[Any, ...], Markup] = {}
-_MOVES_KEPT = 1000
-
-
-def moves_html(request: Request, transitions: list[dict[str, Any]]) -> Markup:
-    """The "Next step" buttons, rendered once per locale and set of moves
-    (each button's words through `_` with a placeholder were a thirtieth
-    of the page)."""
-    key = (request.localizer.locale_name,
-           *((t["to"], t.get("blockedReason")) for t in transitions))
-    found = _MOVES.get(key)
-    if found is None:
-        if len(_MOVES) >= _MOVES_KEPT:
-            _MOVES.clear()
-        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-        found = _MOVES[key] = Markup(environment.get_template("incidents/moves.html").render(  # noqa: S704
-            transitions=transitions, blocked_anchors=BLOCKED_ANCHORS))
+        found = _FRAGMENTS[full_key] = Markup(  # noqa: S704 (an autoescaping template's output)
+            environment.get_template(template).render(**values))
     return found
 
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
     authors = user_names(request, {c.author_id for c in items})
-    return {"comments": items, "comment_authors": authors,
+    return {"comments": items,
             "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
 
 
