@@ -51,8 +51,9 @@ def reported_or_assigned(user: Any, one: bool = False) -> ColumnElement[bool]:
     if one:
         return or_(Incident.reporter_id == user, exists().where(
             CorrectiveAction.incident_id == Incident.id, CorrectiveAction.assignee_id == user))
+    reported = select(Incident.id).where(Incident.reporter_id == user)
     assigned = select(CorrectiveAction.incident_id).where(CorrectiveAction.assignee_id == user)
-    return or_(Incident.reporter_id == user, Incident.id.in_(assigned))
+    return Incident.id.in_(reported.union(assigned))
 
 
 def visible_incidents(query: Select, identity: Identity | None, user: Any = None) -> Select:

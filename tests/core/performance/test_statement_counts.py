@@ -283,6 +283,61 @@ def test_the_lists_statement_is_made_once_per_kind_of_caller_page_and_filters(
     assert len(made) == 3, made
     assert numbers(admin, "?type=injury&type=hazard&pageSize=2") == ([3, 2], 3)  # two values: another
     assert len(made) == 4, made
+    # One type's page has its size in the SQL (`listing.IN_NUMBER_ORDER`): another size, another statement.
+    assert numbers(admin, "?type=injury&pageSize=1") == ([2], 2)
+    assert len(made) == 5, made
+    assert numbers(admin, "?type=hazard&pageSize=1") == ([3], 1)
+    assert len(made) == 5, made
+
+
+def test_a_list_read_in_an_indexs_order_has_its_size_in_its_sql(admin, make_user, site, registry,
+                                                               database_url, monkeypatch):
+    """A list of everything, of one type, one status, or one type at one
+    site is read along an index in number order, whatever the values: its
+    kept statement has the page's size in its SQL, so that PostgreSQL keeps
+    one (generic) plan for it once psycopg prepares it instead of planning
+    it again for each request. Other lists (a reporter's; status and type
+    together, where the values choose the index) keep a bound LIMIT and a
+    plan for their values. Each page answers for its own values."""
+    from ehs_core.incidents import listing
+
+    monkeypatch.setitem(registry, listing.KEPT, {})
+    worker = make_user("reporter")
+    for n in range(3):
+        report(admin, site, n)
+    report(worker, site, 3)
+    admin.post_json("/api/incidents", {"title": "Spill", "type": "hazard", "severity": "low",
+                                       "occurredAt": "2026-01-05T08:00:00+01:00", "siteId": site["id"]})
+
+    def numbers(browser, query=""):
+        return [item["number"] for item in browser.get(f"/api/incidents{query}").json["items"]]
+
+    assert numbers(admin, "?type=injury&pageSize=3") == [4, 3, 2]
+    assert numbers(admin, f"?type=hazard&siteId={site['id']}") == [5]
+    assert numbers(admin, "?status=reported&type=injury") == [4, 3, 2, 1]
+    assert numbers(worker) == [4]
+    engine = registry["db.engine"]
+    kept = {(key[0], tuple(name for name, _ in key[3])): value.read.statement
+            for key, value in registry[listing.KEPT].items()}
+    sql = {key: str(statement.compile(dialect=engine.dialect)) for key, statement in kept.items()}
+    assert "LIMIT 3" in sql["all", ("type",)]
+    assert "LIMIT 25" in sql["all", ("type", "siteId")]
+    assert "LIMIT 25" not in sql["all", ("type", "status")] and "LIMIT" in sql["all", ("type", "status")]
+    assert "LIMIT 25" not in sql["own", ()] and "LIMIT" in sql["own", ()]
+    if not database_url.startswith("postgresql"):
+        return
+    # What PostgreSQL does with it, on a connection of its own (the test's
+    # savepoints are rolled back, and psycopg forgets its prepared
+    # statements at each ROLLBACK): the sixth run uses the generic plan.
+    read = registry[listing.KEPT][next(key for key in registry[listing.KEPT]
+                                       if key[0] == "all" and [n for n, _ in key[3]] == ["type"])].read
+    with engine.connect() as connection:
+        for _ in range(6):
+            read.all_on(connection, {"organization": 1, "f0_0": "injury"})
+        plans = connection.exec_driver_sql(
+            "SELECT statement, generic_plans FROM pg_prepared_statements").all()
+        connection.rollback()
+    assert [generic for text, generic in plans if "LIMIT 3" in text] == [1]
 
 
 def test_the_list_page_sends_its_jsons_statements_plus_one_for_its_chrome(
