@@ -320,7 +320,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
-    } | workspace_values(request, context)
+    } | workspace_values(request, context, can=can)
 
 
 # Fragments of the incident page that many incidents share (the stepper of a

@@ -63,33 +63,44 @@ def fishbone(causes: list[RootCause]) -> list[tuple[str, list[RootCause]]]:
 def workspace_values(request: Request, context: IncidentContext,
                      errors: dict[str, dict[str, str]] | None = None,
                      values: dict[str, dict[str, Any]] | None = None,
-                     focus: str | None = None) -> dict[str, Any]:
+                     focus: str | None = None, can: dict[str, bool] | None = None) -> dict[str, Any]:
     """What the workspace template shows: read for everyone who sees the
-    incident, with forms for those who may manage the investigation."""
+    incident, with forms for those who may manage the investigation. `can`:
+    the detail's `can` section when the page has it (the same two
+    permissions, asked once per request); the paths of a cause's forms only
+    where the forms are shown (an open incident, a caller who may use them)."""
     incident = context.incident
     investigations, all_causes = loaded(request, [incident])
     investigation = investigations.get(incident.id)
     causes = all_causes[incident.id]
-    can_manage = bool(request.has_permission(Permission.manage_investigation, context))
-    can_add_action = bool(request.has_permission(Permission.update_incident, context))
+    if can is None:
+        can_manage = bool(request.has_permission(Permission.manage_investigation, context))
+        can_add_action = bool(request.has_permission(Permission.update_incident, context))
+    else:
+        can_manage, can_add_action = can["investigate"], can["update"]
     lead_name = None
     if investigation is not None and investigation.lead_id is not None:
         lead_name = user_names(request, {investigation.lead_id}).get(investigation.lead_id)
     number = incident.number
-    whys, remove = path_maker(request, "page.root_cause_whys"), path_maker(request, "page.root_cause_remove")
-    # "Add a corrective action for this cause": the page with the cause
-    # chosen in the form (a whole number: nothing in it to quote).
-    page = route_path(request, "page.incident", number=number)
+    closed = incident.status == "closed"
+    cause_paths = {}
+    if causes and not closed and (can_manage or can_add_action):
+        whys = path_maker(request, "page.root_cause_whys")
+        remove = path_maker(request, "page.root_cause_remove")
+        # "Add a corrective action for this cause": the page with the cause
+        # chosen in the form (a whole number: nothing in it to quote).
+        page = route_path(request, "page.incident", number=number)
+        cause_paths = {cause.id: {
+            "whys": whys(number=number, cause=cause.id), "remove": remove(number=number, cause=cause.id),
+            "add_action": f"{page}?cause={int(cause.id)}#new-action"} for cause in causes}
     return {"incident": incident, "investigation": investigation, "lead_name": lead_name,
-            "ws_paths": route_paths(request, WORKSPACE_FORMS, number=number),
-            "cause_paths": {cause.id: {
-                "whys": whys(number=number, cause=cause.id), "remove": remove(number=number, cause=cause.id),
-                "add_action": f"{page}?cause={int(cause.id)}#new-action"} for cause in causes},
+            "ws_paths": {} if closed else route_paths(request, WORKSPACE_FORMS, number=number),
+            "cause_paths": cause_paths,
             "causes": causes, "cause_by_id": {cause.id: cause for cause in causes},
             "bones": fishbone(causes), "categories": CATEGORIES, "methods": METHODS,
             "max_whys": MAX_WHYS,
             "can_manage_investigation": can_manage, "can_add_action": can_add_action,
-            "closed": incident.status == "closed",
+            "closed": closed,
             "ws_errors": errors or {}, "ws_values": values or {}, "ws_focus": focus}
 
 

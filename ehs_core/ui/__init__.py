@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
+from pyramid.i18n import default_locale_negotiator
 from pyramid.interfaces import IRendererFactory
 from pyramid.request import Request
 from pyramid_jinja2 import IJinja2Environment
@@ -59,6 +60,7 @@ def includeme(config: Configurator) -> None:
     config.add_jinja2_renderer(".html")
     config.add_jinja2_search_path("ehs_core:templates", name=".html")
     config.add_translation_dirs("ehs_core:locale")
+    config.set_locale_negotiator(negotiate_locale)
     config.add_directive("add_nav_item", add_nav_item)
     config.add_directive("add_incident_panel", add_incident_panel)
     config.add_directive("add_dashboard_card", add_dashboard_card)
@@ -69,6 +71,22 @@ def includeme(config: Configurator) -> None:
     config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
     config.include(".errors")
     config.include(".home")
+
+
+def negotiate_locale(request: Request) -> str | None:
+    """Pyramid's default negotiator (a `_LOCALE_` attribute of the request,
+    else parameter, else cookie; None: the default locale), asked of the
+    parameters and cookies only when the query string, the cookie header
+    or a body could hold the name: parsing both for every page that shows
+    a word was a hundredth of the incident page, for a name none sends."""
+    name = getattr(request, "_LOCALE_", None)
+    if name is not None:
+        return name
+    environ = request.environ
+    if ("_LOCALE_" in environ.get("QUERY_STRING", "") or "_LOCALE_" in environ.get("HTTP_COOKIE", "")
+            or environ.get("REQUEST_METHOD") not in ("GET", "HEAD")):
+        return default_locale_negotiator(request)
+    return None
 
 
 def _setup_environment(config: Configurator) -> None:

@@ -519,6 +519,24 @@ class PageEnvironment(PyramidEnvironment):
     def make_globals(self, d: Any) -> Any:
         return {**self.globals, **d} if d else self.globals
 
+    def get_template(self, name: Any, parent: str | None = None, globals: Any = None) -> Template:
+        """Jinja's `get_template`, with the templates found by (name, the
+        including template) kept in a plain dict while templates are not
+        reloaded: each `{% include %}` and render went through pyramid_jinja2's
+        `join_path` and Jinja's LRU cache (a lock, a weak reference and a
+        deque per lookup), a fortieth of the incident page for its eight
+        lookups. Kept per environment (each locale's overlay compiles its
+        own), found again whenever templates may change."""
+        if globals is not None or self.auto_reload or type(name) is not str:
+            return super().get_template(name, parent, globals)
+        kept = self.__dict__.get("ehs_found")
+        if kept is None or kept[0] is not self:  # an overlay copies its parent's attributes
+            kept = self.__dict__["ehs_found"] = (self, {})
+        found = kept[1].get((name, parent))
+        if found is None:
+            found = kept[1][name, parent] = super().get_template(name, parent)
+        return found
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         """`value.name`: Jinja's answer (the attribute, else the item, else
         undefined), found for a plain dict without the AttributeError Jinja

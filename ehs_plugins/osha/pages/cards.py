@@ -47,8 +47,11 @@ def records_card(request: Request) -> dict[str, Any]:
     start, _ = year_bounds(year)
     base = (select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
             .where(Incident.organization_id == org))
+    # Oldest first, and always the same five: without an order PostgreSQL
+    # (a parallel scan) named five different cases at each visit.
     missing = [(case, incident) for case, incident in request.dbsession.execute(
-        base.where(InjuryCase.recordable.is_(True), Incident.occurred_at >= start)).all()
+        base.where(InjuryCase.recordable.is_(True), Incident.occurred_at >= start)
+        .order_by(Incident.occurred_at, InjuryCase.id)).all()
         if missing_fields(case)]
     # Direct reports still owed: a severe answer, not yet reported.
     severe = request.dbsession.execute(base.where(

@@ -126,3 +126,28 @@ def test_constant_messages_are_written_into_each_locales_own_compiled_templates(
                                   "[xx-two ehs_ui] Sign out"]
     assert "<h2>[xx-two ehs] There is a problem</h2>" in two
     assert render_loaded(registry, name, "xx-one") == one
+
+
+def test_the_locale_is_negotiated_as_pyramid_does_without_parsing_what_cannot_name_it():
+    """`ui.negotiate_locale` answers as Pyramid's default negotiator (the
+    request's `_LOCALE_` attribute, then parameter, then cookie; None for the
+    default locale) for the requests that name one and those that do not."""
+    from pyramid.i18n import default_locale_negotiator
+    from pyramid.request import Request
+
+    from ehs_core.ui import negotiate_locale
+
+    def made(path, **kw):
+        return Request.blank(path, **kw)
+
+    requests = [made("/incidents/42"), made("/incidents?_LOCALE_=fr"), made("/?a=1&_LOCALE_=de&b=2"),
+                made("/", headers={"Cookie": "service_session=x; _LOCALE_=es"}),
+                made("/", headers={"Cookie": "service_session=x"}),
+                made("/incidents/new", POST={"title": "Spill", "_LOCALE_": "it"}),
+                made("/incidents/new", POST={"title": "Spill"})]
+    named = made("/incidents/42")
+    named._LOCALE_ = "pt"
+    requests.append(named)
+    answers = [negotiate_locale(request) for request in requests]
+    assert answers == [None, "fr", "de", "es", None, "it", None, "pt"]
+    assert answers == [default_locale_negotiator(request) for request in requests]

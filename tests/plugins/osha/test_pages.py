@@ -198,3 +198,22 @@ def test_home_card_for_safety_managers_only(manager, make_user, site):
     assert "Injury records" not in supervisor_home.text
     assert "report to OSHA" not in supervisor_home.text and "missing fields" not in supervisor_home.text
     assert f'/osha/cases/{case["id"]}' not in supervisor_home.text
+
+
+def test_home_card_names_the_oldest_cases_missing_fields_first(manager, site):
+    """Seven cases miss fields: the card counts seven and links the five
+    oldest, oldest first, the same five at every visit."""
+    import datetime as dt
+
+    today = dt.date.today()
+    year = today.year - 1 if today.month <= 4 else today.year
+    cases = [recorded(manager, site, f"Person {day}", occurred_at=f"{year}-01-{day:02d}T09:00:00-06:00",
+                      medicalTreatment=True) for day in (9, 3, 7, 1, 5, 8, 2)]
+    by_day = dict(zip((9, 3, 7, 1, 5, 8, 2), cases, strict=True))
+    home = manager.get("/").text
+    assert "7 recordable cases are missing fields" in home
+    links = [f'/osha/cases/{by_day[day]["id"]}#decision' for day in (1, 2, 3, 5, 7)]
+    positions = [home.index(link) for link in links]
+    assert positions == sorted(positions)
+    assert f'/osha/cases/{by_day[8]["id"]}#decision' not in home
+    assert f'/osha/cases/{by_day[9]["id"]}#decision' not in home
