@@ -142,6 +142,34 @@ def _constant_message(context: Context, message: str, domain: str) -> str:
     return found
 
 
+class InlinedPartials(Extension):
+    """`{% inline "part.html" %}`: an `{% include %}` of a part of a page
+    whose source is compiled into the page's own code when templates are
+    not reloaded (production), where an include makes a context of its own
+    for the part at every render (copying the page's values, reading them
+    again, importing its macros again, one more generator for its output:
+    three parts were a thirtieth of the incident page). The part sees the
+    page's values as an include does; what it `{% set %}`s is then the
+    page's, so a part inlined must not set a name the page reads after it.
+    Its messages keep its own domain (`ConstantMessages` reads the part's
+    name). Where templates are reloaded (development, Babel's extraction),
+    and for a name that is not a constant, it is a plain include, so that a
+    change to the part shows at once."""
+
+    tags = {"inline"}
+
+    def parse(self, parser: Any) -> Any:
+        lineno = next(parser.stream).lineno
+        name = parser.parse_expression()
+        environment = self.environment
+        if (not isinstance(name, nodes.Const) or not isinstance(name.value, str) or environment.auto_reload
+                or environment.loader is None):
+            return nodes.Include(name, True, False, lineno=lineno)
+        wanted = name.value if parser.name is None else environment.join_path(name.value, parser.name)
+        source, filename, _ = environment.loader.get_source(environment, wanted)
+        return environment.parse(source, name.value, filename).body
+
+
 class ConstantMessages(Extension):
     """Rewrites `_("text")` and `gettext("text")` — a single string and no
     placeholders, two thirds of a page's messages — as a template is
@@ -570,6 +598,7 @@ def setup(env: Environment, registry: Registry) -> None:
     # string and no formatting of a string without placeholders.
     env.install_gettext_callables(lambda s: s, lambda s, p, n: s if n == 1 else p, newstyle=True)
     env.add_extension(ConstantMessages)
+    env.add_extension(InlinedPartials)
     env.filters["_constant_message"] = _constant_message
     # `_` is Jinja's alias that looks `gettext` up again on every call.
     env.globals.update(gettext=_gettext, ngettext=_ngettext, _=_gettext)

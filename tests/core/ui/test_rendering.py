@@ -83,3 +83,25 @@ def test_nl2br_escapes_the_text_and_breaks_its_lines():
 def test_counts_are_grouped_as_babel_groups_them():
     for value in (0, 7, 999, 1000, 99_999, 100_000, 1_234_567, -4_200, 2.5):
         assert number(value) == format_decimal(value, locale=LOCALE)
+
+
+def test_an_inlined_part_renders_as_its_include_and_is_compiled_into_the_page():
+    """`{% inline %}` (ui.rendering.InlinedPartials) writes what `{% include %}`
+    writes, seeing the page's values and loop variables; without reloading
+    the part's code is the page's own (no include at render time), with
+    reloading it stays an include, so that a change to the part shows."""
+    from jinja2 import DictLoader
+
+    parts = {"part.html": "{% set n = items|length %}<li>{{ who }}: {{ n }} {{ item }}</li>",
+             "inlined.html": "<ul>{% for item in items %}{% inline 'part.html' %}{% endfor %}</ul>",
+             "included.html": "<ul>{% for item in items %}{% include 'part.html' %}{% endfor %}</ul>"}
+    values = {"who": "<Ann>", "items": ["a&b", "c"]}
+    for reload in (False, True):
+        environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"], loader=DictLoader(parts),
+                                  auto_reload=reload)
+        setup(environment, None)
+        inlined = environment.get_template("inlined.html").render(values)
+        assert inlined == environment.get_template("included.html").render(values)
+        assert inlined == "<ul><li>&lt;Ann&gt;: 2 a&amp;b</li><li>&lt;Ann&gt;: 2 c</li></ul>"
+        code = environment.compile(parts["inlined.html"], "inlined.html", raw=True)
+        assert ("get_template('part.html'" in code) is reload

@@ -19,7 +19,8 @@ def test_the_catalogue_holds_every_marked_string():
         for message in extract_from_dir(
             str(CORE.parent),
             method_map=[("ehs_core/**.py", "python"), ("ehs_core/templates/**.html", "jinja2")],
-            options_map={"ehs_core/templates/**.html": {"extensions": "jinja2.ext.i18n"}},
+            options_map={"ehs_core/templates/**.html": {
+                "extensions": "jinja2.ext.i18n,ehs_core.ui.rendering.InlinedPartials"}},
             keywords={"translate": None, "_": None, "gettext": None, "ngettext": (1, 2)})
     }
     with (CORE / "locale" / "en" / "LC_MESSAGES" / "ehs.po").open("rb") as po:
