@@ -168,12 +168,13 @@ def read_with_incident(request: Request) -> None:
     read_with_sections(request, "timeline.history", history_column)
 
 
-def comments_and_history(request: Request,
-                         incident: Incident) -> tuple[list[CommentRow], list[TimelineEntry]]:
+def comments_and_history(request: Request, incident: Incident,
+                         ) -> tuple[list[CommentRow], list[TimelineEntry], dict[int, str]]:
     """The incident page's comments and history (the entries the caller may
-    read), oldest first: read with the incident's sections when asked
-    (`read_with_incident`), else in one statement of plain rows; the names
-    are the worker's reference data (`user_names`)."""
+    read), oldest first, and the names of the people who wrote them: read
+    with the incident's sections when asked (`read_with_incident`), else in
+    one statement of plain rows; the names are the worker's reference data
+    (`user_names`)."""
     found, said = read_also(request, "timeline.comments", incident.id)
     if found:
         comments = _comments(said)
@@ -185,4 +186,4 @@ def comments_and_history(request: Request,
     entries = readable(request, history)
     names = user_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
     return comments, [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None)
-                      for e in entries]
+                      for e in entries], names

@@ -355,9 +355,8 @@ def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
     """Comments and the history, read together."""
-    said, timeline = comments_and_history(request, incident)
-    return {"comments": said, "comment_authors": user_names(request, {c.author_id for c in said}),
-            "timeline": timeline}
+    said, timeline, names = comments_and_history(request, incident)
+    return {"comments": said, "comment_authors": names, "timeline": timeline}
 
 
 def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:

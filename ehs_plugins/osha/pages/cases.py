@@ -79,9 +79,9 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
     incident = context.incident
     # The detail's `injuredCount` counted them already (no statement).
     count = services.counts_of(request, [incident])[incident.id]
+    if not count and incident.type in NO_ONE_HURT:
+        return None  # for everyone: nobody hurt, no case (asked before the permission)
     if not may_manage(request):
-        if not count and incident.type in NO_ONE_HURT:
-            return None
         return {"manage": False, "count": count}
     cases = services.cases_to_show(request, incident) if count else []
     if not cases and incident.type in NO_ONE_HURT:
