@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from types import BuiltinMethodType
 from typing import Any
 
 from babel import Locale
@@ -533,6 +534,27 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 _MISSING = object()
 
 
+class PageContext(Context):
+    """Jinja's context, calling a built-in method directly: a template's
+    `errors.get('title')` or `values.get(name, '')` is a bound method of a
+    dict, which can ask for no context (built-in functions carry no
+    `pass_context` mark, nor does their `__call__`), so Jinja's looking for
+    one (two attribute lookups on each of them) answers nothing. Anything
+    else goes through Jinja's own `call`."""
+
+    def call(__self, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(__obj) is not BuiltinMethodType:
+            return Context.call(__self, __obj, *args, **kwargs)
+        if kwargs:
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+        try:
+            return __obj(*args, **kwargs)
+        except StopIteration:
+            return __self.environment.undefined(
+                "value was undefined because a callable raised a StopIteration exception")
+
+
 class PageEnvironment(PyramidEnvironment):
     """The pages' Jinja environment (pyramid_jinja2's, whose class becomes
     this one in `setup`), with each template's globals a plain dict rather
@@ -543,6 +565,8 @@ class PageEnvironment(PyramidEnvironment):
     the ChainMap's Python methods that was a tenth of the incident page.
     The pages' globals are all set up before a template is loaded
     (`setup`); a template's own globals are copied beside them."""
+
+    context_class = PageContext
 
     def make_globals(self, d: Any) -> Any:
         return {**self.globals, **d} if d else self.globals

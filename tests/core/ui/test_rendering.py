@@ -105,3 +105,30 @@ def test_an_inlined_part_renders_as_its_include_and_is_compiled_into_the_page():
         assert inlined == "<ul><li>&lt;Ann&gt;: 2 a&amp;b</li><li>&lt;Ann&gt;: 2 c</li></ul>"
         code = environment.compile(parts["inlined.html"], "inlined.html", raw=True)
         assert ("get_template('part.html'" in code) is reload
+
+
+def test_a_templates_calls_answer_as_jinjas_whether_built_in_or_asking_for_the_context():
+    """`ui.rendering.PageContext` calls a built-in method (`d.get(…)`)
+    directly and anything else through Jinja: the answers are Jinja's own
+    (the same template through Jinja's Context), a function marked
+    `pass_context` still gets the context (with what the loop `set`), and a
+    built-in raising StopIteration reads as undefined."""
+    from jinja2 import pass_context
+    from jinja2.runtime import Context
+
+    from ehs_core.ui.rendering import PageContext
+
+    @pass_context
+    def seen(context, name):
+        return context.get(name, "?")
+
+    source = ("{% for x in xs %}{% set y = x ~ '!' %}{{ d.get(x, '-') }}{{ seen('x') }}{{ seen('y') }};"
+              "{% endfor %}[{{ empty.__next__() }}]{{ xs.index('b') }}{{ d.items()|list|length }}")
+    answers = []
+    for context_class in (PageContext, Context):
+        environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
+        setup(environment, None)
+        environment.context_class = context_class
+        answers.append(environment.from_string(source).render(
+            xs=["a", "b"], d={"a": "<1>"}, seen=seen, empty=iter([])))
+    assert answers[0] == answers[1] == "&lt;1&gt;?a!;-?b!;[]11"
