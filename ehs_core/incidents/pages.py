@@ -57,7 +57,16 @@ from ehs_core.ui.forms import (
     local_to_iso,
 )
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
-from ehs_core.ui.rendering import label, machine_time, nl2br, number, output_escape, time_html, when
+from ehs_core.ui.rendering import (
+    ascii_html,
+    label,
+    machine_time,
+    nl2br,
+    number,
+    output_escape,
+    time_html,
+    when,
+)
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
 
@@ -192,7 +201,7 @@ def rows_html(request: Request, rows: list[Any], zones: dict[int, str | None], i
                 _ROWS.clear()
             where = output_escape(site_name)
             if area_name:
-                where = f"{where} · {output_escape(area_name)}"
+                where = f"{where} &middot; {output_escape(area_name)}"
             occurred = row.occurred_at
             found = _ROWS[key] = (
                 f'        <tr>\n          <td><a href="{output_escape(incident_path)}{number}">'
@@ -365,17 +374,17 @@ def comments_html(request: Request, said: list[Any], authors: dict[int, str], zo
     when, and the text with its line breaks. Everything written is escaped
     (the catalogue's words are the page's own)."""
     localizer = request.localizer
-    someone = translated(localizer, SOMEONE)
-    moved_to = translated(localizer, MOVED_TO)
+    someone = ascii_html(translated(localizer, SOMEONE))
+    moved_to = ascii_html(translated(localizer, MOVED_TO))
     tz = zone_named(zone, request)
     written = []
     for comment in said:
         name = authors.get(comment.author_id)
-        moved = (" · " + moved_to % {"status": output_escape(label(comment.transition_to))}
+        moved = (" &middot; " + moved_to % {"status": output_escape(label(comment.transition_to))}
                  if comment.transition_to else "")
         who = output_escape(name) if name else someone
         when_html = time_html(comment.created_at, tz)
-        written.append(f'    <li>\n      <div class="meta">{who}{moved} · {when_html}</div>\n'
+        written.append(f'    <li>\n      <div class="meta">{who}{moved} &middot; {when_html}</div>\n'
                        f'      <div>{nl2br(comment.body)}</div>\n    </li>\n')
     return Markup("".join(written))  # noqa: S704 (every value is escaped above)
 
@@ -386,11 +395,11 @@ def history_html(request: Request, timeline: list[TimelineEntry], zone: str | No
     and a summary, and through the template they were a fifth of the
     page's rendering. Everything written is escaped."""
     localizer = request.localizer
-    anonymous = translated(localizer, ANONYMOUS)
+    anonymous = ascii_html(translated(localizer, ANONYMOUS))
     tz = zone_named(zone, request)
     return Markup("".join([  # noqa: S704 (every value is escaped on the next lines)
         f'        <li><div class="meta">{time_html(entry.entry.at, tz)}'
-        f' · {output_escape(entry.actor_name or anonymous)}</div>\n'
+        f' &middot; {output_escape(entry.actor_name or anonymous)}</div>\n'
         f'          <div>{output_escape(entry.summary(localizer))}</div></li>\n'
         for entry in timeline]))
 

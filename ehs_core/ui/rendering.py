@@ -91,6 +91,7 @@ def _formatted(context: Context | EvalContext, text: str, variables: dict) -> st
     (escaped in an autoescaping template); "%%" is read as "%" as there."""
     eval_ctx = context if isinstance(context, EvalContext) else context.eval_ctx
     if eval_ctx.autoescape:
+        text = ascii_html(text)
         if not variables:
             return Markup(text % {} if "%" in text else text)  # noqa: S704 (a catalogue's string)
         # What `Markup(text) % variables` writes: text and numbers as they are
@@ -215,6 +216,21 @@ class ConstantMessages(Extension):
             previous = window.pop(0)
             yield previous
         yield from window
+
+
+class AsciiText(Extension):
+    """Writes a template's own text in ASCII (`ascii_html`: its "·" and
+    "—" as character references) as it is compiled, when the template
+    escapes its output (an HTML page; no other kind reads references)."""
+
+    def filter_stream(self, stream: TokenStream) -> Iterator[Token]:
+        autoescape = self.environment.autoescape
+        if callable(autoescape):
+            autoescape = autoescape(stream.name)
+        for token in stream:
+            if autoescape and token.type == "data" and not token.value.isascii():
+                token = Token(token.lineno, "data", ascii_html(token.value))
+            yield token
 
 
 @pass_context
@@ -357,11 +373,25 @@ def output_escape(value: object) -> str:
     building it (`Markup.__new__` in Python) was three quarters of
     escaping's cost, and a page escapes two hundred values."""
     if type(value) is str:
-        return _escape_inner(value)
-    html = getattr(value, "__html__", None)
-    if html is not None:
-        return html()
-    return _escape_inner(str(value))
+        text = _escape_inner(value)
+    else:
+        html = getattr(value, "__html__", None)
+        text = html() if html is not None else _escape_inner(str(value))
+    return text if text.isascii() else ascii_html(text)
+
+
+def ascii_html(text: str) -> str:
+    """HTML `text` with each character outside ASCII written as a numeric
+    character reference ("→" as "&#8594;"), which HTML reads as the same
+    character in text, in attribute values and in <textarea> and <title>
+    (the pages have no inline <script> or <style>, where it would not).
+    A page is written in ASCII for its speed: one "→" of a history entry
+    or "—" of the template made Python hold the whole page two bytes to a
+    character, every join of the page's pieces widened them, and encoding
+    it as UTF-8 was a loop over its eleven thousand characters (a thirtieth
+    of the incident page's instructions); an ASCII string is its own UTF-8,
+    copied. `str.isascii` is a flag Python keeps: asking costs nothing."""
+    return text if text.isascii() else text.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
 class OutputTemplate(Template):
@@ -470,7 +500,8 @@ def _compile_time_catalogue(environment: Environment, domain: str) -> Callable[[
 
     def translate(message: str) -> str:
         text = translations.dugettext(domain, message)
-        return text % {} if "%" in text else text  # "%%" reads "%", as `_formatted` has it
+        # "%%" reads "%", as `_formatted` has it; written in ASCII as the page is (`AsciiText`).
+        return ascii_html(text % {} if "%" in text else text)
 
     return translate
 
@@ -623,6 +654,7 @@ def setup(env: Environment, registry: Registry) -> None:
     env.install_gettext_callables(lambda s: s, lambda s, p, n: s if n == 1 else p, newstyle=True)
     env.add_extension(ConstantMessages)
     env.add_extension(InlinedPartials)
+    env.add_extension(AsciiText)
     env.filters["_constant_message"] = _constant_message
     # `_` is Jinja's alias that looks `gettext` up again on every call.
     env.globals.update(gettext=_gettext, ngettext=_ngettext, _=_gettext)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from html import unescape
 
 import pytest
 
@@ -293,10 +294,11 @@ def test_an_investigation_led_by_someone_else_does_not_wait_for_me(team, site, m
 
 
 def history_of(page) -> list[tuple[str, str]]:
-    """The history's entries as (who, what) pairs."""
+    """The history's entries as (who, what) pairs, as a person reads them
+    (a name's "<" is text: no raw "<" is matched)."""
     section = page.text.split('id="timeline"', 1)[1].split("</section>", 1)[0]
-    return [(who.strip(), what) for who, what in re.findall(
-        r'</time> · ([^<]*)</div>\s*<div>([^<]*)</div></li>', section)]
+    return [(unescape(who).strip(), unescape(what)) for who, what in re.findall(
+        r'</time> &middot; ([^<]*)</div>\s*<div>([^<]*)</div></li>', section)]
 
 
 def test_the_history_says_who_did_what_in_words(team, site, make_user):
@@ -308,7 +310,7 @@ def test_the_history_says_who_did_what_in_words(team, site, make_user):
     action = add_action(tricky, number)
     set_action(tricky, action["id"], status="done")
     page = team["supervisor"].get(f"/incidents/{number}")
-    name = "Ann &lt;b&gt;O&#39;Neil&lt;/b&gt;"
+    name = "Ann <b>O'Neil</b>"
     assert history_of(page) == [
         ("Rita Reporter", "Reported"),
         (name, "Moved on: reported → triage"),
@@ -318,6 +320,8 @@ def test_the_history_says_who_did_what_in_words(team, site, make_user):
         (name, "Corrective action changed: open → done"),
     ]
     assert '<time datetime="' in page.text.split('id="timeline"', 1)[1]
+    # Written in ASCII ("→" as a character reference: `ascii_html`), read as the same words.
+    assert page.body.isascii() and "&#8594;" in page.text
 
 
 def test_the_history_of_an_anonymous_report_names_no_one(team, site):

@@ -7,6 +7,7 @@ fishbone groups causes by category; an action can be added for a cause."""
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -166,7 +167,7 @@ def test_add_a_corrective_action_for_a_cause(team, number):
 def picker(page, select_id: str) -> list[tuple[str, str, bool]]:
     """(value, label, selected) of a select's options, as a browser reads them."""
     found = re.search(rf'<select id="{select_id}"[^>]*>(.*?)</select>', page.text, re.S)
-    return [(value, label, bool(chosen)) for value, chosen, label in
+    return [(value, unescape(label), bool(chosen)) for value, chosen, label in
             re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', found.group(1))]
 
 
@@ -177,7 +178,7 @@ def test_the_people_pickers_list_everyone_active_with_the_lead_chosen(team, numb
     lead = picker(boss.get(f"/incidents/{number}"), "inv-lead")
     assert lead[0] == ("", "Nobody yet", False)
     assert [label for _, label, chosen in lead if chosen] == ["Sue Safety (Safety manager)"]
-    assert (str(odd.user["id"]), "Zoë &lt;b&gt;O&#39;Hara&lt;/b&gt; &amp; Co (Reporter)", False) in lead
+    assert (str(odd.user["id"]), "Zoë <b>O'Hara</b> & Co (Reporter)", False) in lead
     assignees = picker(boss.get(f"/incidents/{number}"), "action-assignee")
     assert [value for value, *_ in assignees] == [value for value, *_ in lead]
     assert not any(chosen for *_, chosen in assignees)

@@ -6,6 +6,7 @@ supervisors and reporters are refused."""
 from __future__ import annotations
 
 import re
+from html import unescape
 
 from ehs_core.testing import form_with
 
@@ -29,8 +30,8 @@ def test_a_safety_manager_creates_a_site_and_fills_its_establishment(make_user):
     site_id = new_site_by_page(manager, "Plant North", timezone="America/Chicago")
     page = manager.get(f"/admin/sites/{site_id}")
     # What each establishment field means, next to it.
-    assert "1 \u2013 Not a government entity (private sector)" in page.text
-    assert "3 \u2013 Local government entity" in page.text
+    assert "1 \u2013 Not a government entity (private sector)" in unescape(page.text)
+    assert "3 \u2013 Local government entity" in unescape(page.text)
     assert "North American Industry Classification" in page.text
     form = page.forms["site-form"]
     form["streetAddress"], form["city"] = "1 Main St", "Springfield"

@@ -5,6 +5,7 @@ template outputs is escaped exactly as markupsafe escapes it."""
 from __future__ import annotations
 
 import datetime as dt
+from html import unescape
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_datetime
@@ -12,7 +13,17 @@ from babel.numbers import format_decimal
 from jinja2 import Environment
 from markupsafe import Markup, escape
 
-from ehs_core.ui.rendering import LOCALE, day, machine_time, nl2br, number, output_escape, setup, when
+from ehs_core.ui.rendering import (
+    LOCALE,
+    ascii_html,
+    day,
+    machine_time,
+    nl2br,
+    number,
+    output_escape,
+    setup,
+    when,
+)
 
 
 def test_day_writes_every_month_as_babel_does():
@@ -58,7 +69,26 @@ def test_outputs_are_escaped_exactly_as_markupsafe_escapes():
     values = ["plain", "<script>alert('x')</script>", 'a "quoted" & <tag>', "", "é ü 中",
               Markup("<em>safe</em>"), 42, 1.5, None, Shown()]
     for value in values:
-        assert output_escape(value) == str(escape(value))
+        written = output_escape(value)
+        assert written.isascii()
+        assert unescape(written) == unescape(str(escape(value)))
+        assert written == str(escape(value)) or not str(escape(value)).isascii()
+    assert output_escape("é ü 中 <") == "&#233; &#252; &#20013; &lt;"
+
+
+def test_pages_are_written_in_ascii_that_reads_as_the_same_text():
+    """"→" and "é" are written as character references (the page is then
+    one byte a character, its UTF-8 a copy), in the template's own text,
+    its translated messages and what it outputs, and a browser reads the
+    same characters."""
+    environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
+    setup(environment, None)
+    template = environment.from_string('<p title="{{ name }}">Moved on · {{ name }} — {{ _("Zoë") }}</p>')
+    written = template.render(name="Zoë → <b>")
+    assert written.isascii()
+    assert unescape(written) == '<p title="Zoë → <b>">Moved on · Zoë → <b> — Zoë</p>'
+    assert "<b>" not in written
+    assert ascii_html("plain <b>") == "plain <b>"
 
 
 def test_templates_escape_what_they_output_and_keep_what_is_safe():

@@ -6,6 +6,7 @@ A supervisor never sees a case panel, a 300 Log or a per-case figure."""
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -83,7 +84,7 @@ def test_answers_change_the_decision_without_saving(manager, injury):
     fields = {k: v for k, v in form.submit_fields()}
     preview = manager.post(f"/osha/cases/{case['id']}/decision", fields,
                            headers={"HX-Request": "true"})
-    assert "Recordable: days away from work — 1904.7(b)(3)" in preview.text
+    assert "Recordable: days away from work — 1904.7(b)(3)" in unescape(preview.text)
     assert "Days away from work (column H)" in preview.text
     assert "(not saved yet)" in preview.text
     # Nothing was saved.
