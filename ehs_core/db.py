@@ -645,7 +645,7 @@ def includeme(config: Configurator) -> None:
     config.add_tween("ehs_core.db.disconnect_retry_tween_factory", under=EXCVIEW)
 
 
-_WORD = re.compile(r"[A-Za-z0-9_]+")
+_WORD = re.compile(r"[A-Za-z0-9_.]+")  # nothing to quote or escape in '…'
 
 
 def constant(value: str | int) -> ColumnElement[Any]:
@@ -663,7 +663,7 @@ def constant(value: str | int) -> ColumnElement[Any]:
 
     Written when the statement is compiled (SQLAlchemy's `literal_execute`
     would write it again at every execution), so only plain words and whole
-    numbers are taken: nothing that needs quoting."""
+    numbers are taken (dotted words too: an audit action): nothing that needs quoting."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"not a constant for SQL: {value!r}")
     if isinstance(value, int):

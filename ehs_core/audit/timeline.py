@@ -18,6 +18,7 @@ from sqlalchemy import (
     Select,
     String,
     bindparam,
+    case,
     cast,
     literal,
     null,
@@ -27,7 +28,7 @@ from sqlalchemy import (
 
 from ehs_core.audit import readable
 from ehs_core.audit.models import AuditEntry
-from ehs_core.db import read_rows
+from ehs_core.db import constant, read_rows
 from ehs_core.incidents.extensions import read_also, read_with_sections
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.serialize import user_names
@@ -49,6 +50,9 @@ SUMMARIES = {
     "attachment.created": _("File added"),
     "attachment.deleted": _("File removed"),
 }
+# The entries whose changes a summary reads (`TimelineEntry.summary`).
+MOVED = "incident.transitioned"
+UPDATED_SUFFIX = ".updated"
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
 SOMEONE = _("Someone")  # who wrote a comment of a person no longer known
 MOVED_TO = _("moved to %(status)s")  # a comment written with a transition
@@ -107,8 +111,8 @@ class TimelineEntry:
         changes: dict[str, Any] | None = entry.changes
         # Only a transition and an update say what moved (a report's
         # changes, every field it was given, are not listed).
-        transitioned = action == "incident.transitioned"
-        if not changes or not (transitioned or action.endswith(".updated")):
+        transitioned = action == MOVED
+        if not changes or not (transitioned or action.endswith(UPDATED_SUFFIX)):
             return text
         status = changes.get("status")
         if transitioned:
@@ -131,12 +135,25 @@ def audit_entries(request: Request, incident: Incident) -> list[AuditEntry]:
 
 
 @functools.cache
+def summarised_changes() -> ColumnElement[Any]:
+    """An entry's changes, except where its summary never reads them (the
+    core's entries of a thing created or removed): the page is not sent
+    what it does not show. A report's entry holds every field it was given,
+    and the reports, investigations, causes and actions created were three
+    quarters of a history's JSON, each parsed into a dict of its own. A
+    plugin's entries keep theirs."""
+    unread = [action for action in SUMMARIES if action != MOVED and not action.endswith(UPDATED_SUFFIX)]
+    return case((AuditEntry.action.in_([constant(action) for action in unread]), null()),
+                else_=AuditEntry.changes)
+
+
+@functools.cache
 def _comments_and_history() -> Select[Any]:
     """The statement, built once (building it cost as much as running it)."""
     incident = bindparam("incident", type_=Integer)
     history = select(literal("a").label("kind"), AuditEntry.id, AuditEntry.at.label("at"),
                      AuditEntry.actor_id.label("who"), AuditEntry.action.label("text"),
-                     cast(null(), String).label("transition_to"), AuditEntry.changes.label("changes")
+                     cast(null(), String).label("transition_to"), summarised_changes().label("changes")
                      ).where(AuditEntry.incident_id == incident)
     said = select(literal("c"), Comment.id, Comment.created_at, Comment.author_id, Comment.body,
                   Comment.transition_to, cast(null(), AuditEntry.changes.type)
@@ -153,7 +170,7 @@ def comments_column() -> ColumnElement[Any]:
 
 @functools.cache
 def history_column() -> ColumnElement[Any]:
-    return select(json_rows(*columns_of(HistoryRow, AuditEntry))).where(
+    return select(json_rows(*columns_of(HistoryRow, AuditEntry, changes=summarised_changes()))).where(
         AuditEntry.incident_id == Incident.id).scalar_subquery()
 
 
