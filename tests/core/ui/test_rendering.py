@@ -5,6 +5,7 @@ template outputs is escaped exactly as markupsafe escapes it."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from html import unescape
 from zoneinfo import ZoneInfo
 
@@ -50,13 +51,18 @@ def test_when_writes_every_day_and_minute_as_babel_does():
             moment, "d MMM y, HH:mm", locale=LOCALE)
 
 
-def test_machine_time_is_isoformat_in_utc():
+def test_machine_time_is_isoformat_in_utc_to_the_millisecond():
     moments = [dt.datetime(2026, 3, 14, 14, 5, 9, 250000, tzinfo=dt.UTC),
                dt.datetime(2026, 3, 14, 14, 5, 9, 7, tzinfo=dt.UTC),
                dt.datetime(2026, 3, 14, 14, 5, 9, tzinfo=ZoneInfo("America/Chicago")),
                dt.datetime(999, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30)))]
     for moment in moments:
-        assert machine_time(moment) == moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+        timespec = "milliseconds" if moment.microsecond else "seconds"
+        written = moment.astimezone(dt.UTC).isoformat(timespec=timespec)
+        assert machine_time(moment) == written.replace("+00:00", "Z")
+        # HTML's valid global date and time string: at most three digits of a second.
+        assert re.fullmatch(r"\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z", machine_time(moment))
+    assert machine_time(moments[1]) == "2026-03-14T14:05:09.000Z"
     assert machine_time(dt.datetime(2026, 3, 14, 14, 5)) == "2026-03-14T14:05:00Z"  # naive: UTC
     assert machine_time(None) == ""
 
