@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory
@@ -90,41 +89,29 @@ class CommentRow(NamedTuple):
     transition_to: str | None
 
 
-@dataclass(frozen=True)
-class TimelineEntry:
-    entry: AuditEntry | HistoryRow
-    actor_name: str | None
+def summary(localizer: Localizer, action: str, changes: dict[str, Any] | None) -> str:
+    """"Moved on: triage → investigation"; "Details changed: title,
+    severity", in the localizer's language: what changed, never the
+    changed values, which the caller may not be allowed to read."""
+    words = SUMMARIES.get(action)
+    text = (translated(localizer, words) if words is not None
+            else action.replace(".", " ").replace("_", " "))
+    # Only a transition and an update say what moved (a report's
+    # changes, every field it was given, are not listed).
+    transitioned = action == MOVED
+    if not changes or not (transitioned or action.endswith(UPDATED_SUFFIX)):
+        return text
+    status = changes.get("status")
+    if transitioned:
+        return _moved(text, status) if isinstance(status, dict) else text
+    names = sorted(name for name in changes if name != "id")  # an action's id says nothing
+    if isinstance(status, dict) and names == ["status"]:
+        return _moved(text, status)
+    return f"{text}: {', '.join(names)}" if names else text
 
-    @property
-    def at(self) -> dt.datetime:
-        return self.entry.at
 
-    def summary(self, localizer: Localizer) -> str:
-        """"Moved on: triage → investigation"; "Details changed: title,
-        severity", in the localizer's language: what changed, never the
-        changed values, which the caller may not be allowed to read."""
-        entry = self.entry
-        action = entry.action
-        words = SUMMARIES.get(action)
-        text = (translated(localizer, words) if words is not None
-                else action.replace(".", " ").replace("_", " "))
-        changes: dict[str, Any] | None = entry.changes
-        # Only a transition and an update say what moved (a report's
-        # changes, every field it was given, are not listed).
-        transitioned = action == MOVED
-        if not changes or not (transitioned or action.endswith(UPDATED_SUFFIX)):
-            return text
-        status = changes.get("status")
-        if transitioned:
-            return self._moved(text, status) if isinstance(status, dict) else text
-        names = sorted(name for name in changes if name != "id")  # an action's id says nothing
-        if isinstance(status, dict) and names == ["status"]:
-            return self._moved(text, status)
-        return f"{text}: {', '.join(names)}" if names else text
-
-    @staticmethod
-    def _moved(text: str, status: dict[str, Any]) -> str:
-        return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
+def _moved(text: str, status: dict[str, Any]) -> str:
+    return f"{text}: {status.get('old')} → {status.get('new')}".replace("_", " ")
 
 
 def audit_entries(request: Request, incident: Incident) -> list[AuditEntry]:
@@ -186,11 +173,12 @@ def read_with_incident(request: Request) -> None:
 
 
 def comments_and_history(request: Request, incident: Incident,
-                         ) -> tuple[list[CommentRow], list[TimelineEntry], dict[int, str]]:
+                         ) -> tuple[list[CommentRow], list[HistoryRow], dict[int, str]]:
     """The incident page's comments and history (the entries the caller may
-    read), oldest first, and the names of the people who wrote them: read
-    with the incident's sections when asked (`read_with_incident`), else in
-    one statement of plain rows; the names are the worker's reference data
+    read), oldest first, and the names of the people who wrote them (an
+    entry's `actor_id` is None for an anonymous report): read with the
+    incident's sections when asked (`read_with_incident`), else in one
+    statement of plain rows; the names are the worker's reference data
     (`user_names`)."""
     found, said = read_also(request, "timeline.comments", incident.id)
     if found:
@@ -202,5 +190,4 @@ def comments_and_history(request: Request, incident: Incident,
         history = [HistoryRow(r.id, r.at, r.who, r.text, r.changes) for r in rows if r.kind == "a"]
     entries = readable(request, history)
     names = user_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
-    return comments, [TimelineEntry(e, names.get(e.actor_id) if e.actor_id is not None else None)
-                      for e in entries], names
+    return comments, entries, names

@@ -30,9 +30,10 @@ from ehs_core.audit.timeline import (
     ANONYMOUS,
     MOVED_TO,
     SOMEONE,
-    TimelineEntry,
+    HistoryRow,
     comments_and_history,
     read_with_incident,
+    summary,
     translated,
 )
 from ehs_core.errors import DomainError
@@ -325,7 +326,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
                                       tuple((t["to"], t.get("blockedReason")) for t in transitions),
                                       transitions=transitions, blocked_anchors=BLOCKED_ANCHORS),
         **(people := people_values(request, incident)),
-        "history_html": history_html(request, people["timeline"], zone_name),
+        "history_html": history_html(request, people["history"], people["comment_authors"], zone_name),
         "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
         "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
@@ -364,8 +365,8 @@ def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
     """Comments and the history, read together."""
-    said, timeline, names = comments_and_history(request, incident)
-    return {"comments": said, "comment_authors": names, "timeline": timeline}
+    said, history, names = comments_and_history(request, incident)
+    return {"comments": said, "comment_authors": names, "history": history}
 
 
 def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:
@@ -389,19 +390,24 @@ def comments_html(request: Request, said: list[Any], authors: dict[int, str], zo
     return Markup("".join(written))  # noqa: S704 (every value is escaped above)
 
 
-def history_html(request: Request, timeline: list[TimelineEntry], zone: str | None) -> Markup:
+def history_html(request: Request, history: list[HistoryRow], names: dict[int, str],
+                 zone: str | None) -> Markup:
     """The history's entries as the page's list items, written here: a
     history has a dozen entries or more, each a time in two forms, a name
-    and a summary, and through the template they were a fifth of the
-    page's rendering. Everything written is escaped."""
+    (`names`, by the entry's actor; "Anonymous" for none) and a summary,
+    and through the template they were a fifth of the page's rendering.
+    Everything written is escaped."""
     localizer = request.localizer
     anonymous = ascii_html(translated(localizer, ANONYMOUS))
     tz = zone_named(zone, request)
-    return Markup("".join([  # noqa: S704 (every value is escaped on the next lines)
-        f'        <li><div class="meta">{time_html(entry.entry.at, tz)}'
-        f' &middot; {output_escape(entry.actor_name or anonymous)}</div>\n'
-        f'          <div>{output_escape(entry.summary(localizer))}</div></li>\n'
-        for entry in timeline]))
+    written = []
+    for entry in history:
+        name = names.get(entry.actor_id)
+        said = summary(localizer, entry.action, entry.changes)
+        written.append(f'        <li><div class="meta">{time_html(entry.at, tz)}'
+                       f' &middot; {output_escape(name) if name else anonymous}</div>\n'
+                       f'          <div>{output_escape(said)}</div></li>\n')
+    return Markup("".join(written))  # noqa: S704 (every value is escaped above)
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:
