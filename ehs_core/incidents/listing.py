@@ -307,22 +307,22 @@ MOST_KEPT = 500
 
 # The filters (one value each) whose incidents an index reads newest first,
 # for a caller who sees everything: (organization, number), (organization,
-# type, number), (organization, status, number), (organization, site, type,
-# number) (models.Incident). Their kept statement has the page's size in its
-# SQL instead of a bound LIMIT, so that PostgreSQL plans it once for every
-# value: psycopg prepares a statement run often, and PostgreSQL then keeps a
-# generic plan unless it looks dearer than planning for each request's
-# values, and a bound LIMIT is costed as a tenth of the matching rows (about
-# 200 at 100,000 incidents, for 25): every list was planned again, 0.4 ms of
-# planning for 0.2 ms of reading (EXPLAIN ANALYZE, filtered by type and
-# site). Here the plan is to walk that index, whatever the values. Other
-# filters keep the bound LIMIT and a plan per request on purpose: a generic
-# plan for status and type walked the type's index for "reported
-# illnesses", 15 incidents, through all 5,000 illnesses (6 ms, against 1.2
-# ms planned for the values), and a reporter's list walked the number index
-# (24 ms against 7 ms).
-IN_NUMBER_ORDER = frozenset({frozenset(), frozenset({"type"}), frozenset({"status"}),
-                             frozenset({"siteId", "type"})})
+# type, number), (organization, severity, number), (organization, status,
+# number), (organization, site, type, number) (models.Incident). Their kept
+# statement has the page's size in its SQL instead of a bound LIMIT, so that
+# PostgreSQL plans it once for every value: psycopg prepares a statement run
+# often, and PostgreSQL then keeps a generic plan unless it looks dearer than
+# planning for each request's values, and a bound LIMIT is costed as a tenth
+# of the matching rows (about 200 at 100,000 incidents, for 25): every list
+# was planned again, 0.4 ms of planning for 0.2 ms of reading (EXPLAIN
+# ANALYZE, filtered by type and site). Here the plan is to walk that index,
+# whatever the values. Other filters keep the bound LIMIT and a plan per
+# request on purpose: a generic plan for status and type walked the type's
+# index for "reported illnesses", 15 incidents, through all 5,000 illnesses (6
+# ms, against 1.2 ms planned for the values), and a reporter's list walked the
+# number index (24 ms against 7 ms).
+IN_NUMBER_ORDER = frozenset({frozenset(), frozenset({"type"}), frozenset({"severity"}),
+                             frozenset({"status"}), frozenset({"siteId", "type"})})
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ class Incident(Base):
         # backwards on number) and its total (an index-only count).
         Index("ix_incidents_org_site_type_number", "organization_id", "site_id", "type", "number"),
         Index("ix_incidents_org_type_number", "organization_id", "type", "number"),
+        Index("ix_incidents_org_severity_number", "organization_id", "severity", "number"),
         # With the id beside (PostgreSQL): the menu's and home page's queues
         # check each incident under investigation without reading it.
         Index("ix_incidents_org_status_number", "organization_id", "status", "number",

@@ -292,8 +292,8 @@ def test_the_lists_statement_is_made_once_per_kind_of_caller_page_and_filters(
 
 def test_a_list_read_in_an_indexs_order_has_its_size_in_its_sql(admin, make_user, site, registry,
                                                                database_url, monkeypatch):
-    """A list of everything, of one type, one status, or one type at one
-    site is read along an index in number order, whatever the values: its
+    """A list of everything, of one type, one severity, one status, or one
+    type at one site is read along an index in number order, whatever the values: its
     kept statement has the page's size in its SQL, so that PostgreSQL keeps
     one (generic) plan for it once psycopg prepares it instead of planning
     it again for each request. Other lists (a reporter's; status and type
@@ -313,6 +313,7 @@ def test_a_list_read_in_an_indexs_order_has_its_size_in_its_sql(admin, make_user
         return [item["number"] for item in browser.get(f"/api/incidents{query}").json["items"]]
 
     assert numbers(admin, "?type=injury&pageSize=3") == [4, 3, 2]
+    assert numbers(admin, "?severity=low&pageSize=2") == [5, 4]
     assert numbers(admin, f"?type=hazard&siteId={site['id']}") == [5]
     assert numbers(admin, "?status=reported&type=injury") == [4, 3, 2, 1]
     assert numbers(worker) == [4]
@@ -321,6 +322,7 @@ def test_a_list_read_in_an_indexs_order_has_its_size_in_its_sql(admin, make_user
             for key, value in registry[listing.KEPT].items()}
     sql = {key: str(statement.compile(dialect=engine.dialect)) for key, statement in kept.items()}
     assert "LIMIT 3" in sql["all", ("type",)]
+    assert "LIMIT 2" in sql["all", ("severity",)]
     assert "LIMIT 25" in sql["all", ("type", "siteId")]
     assert "LIMIT 25" not in sql["all", ("type", "status")] and "LIMIT" in sql["all", ("type", "status")]
     assert "LIMIT 25" not in sql["own", ()] and "LIMIT" in sql["own", ()]
