@@ -391,8 +391,11 @@ class CursorRead:
     EXECUTE_EVENTS = ("before_execute", "before_cursor_execute", "after_cursor_execute",
                       "after_execute")
 
-    def __init__(self, statement: Select[Any]) -> None:
+    def __init__(self, statement: Select[Any], prepare: bool = True) -> None:
+        """`prepare=False`: PostgreSQL plans the statement for each run's
+        values, never with a generic plan (see `listing._kept_statement`)."""
         self.statement = statement
+        self.prepare = prepare
         self._plans: dict[Any, _CursorPlan] = {}
 
     def _plan(self, dialect: Any) -> _CursorPlan:
@@ -483,7 +486,7 @@ class CursorRead:
                 cursor = info.get(CURSOR_KEY)
                 if cursor is None:
                     cursor = info[CURSOR_KEY] = dbapi_connection.cursor()
-                cursor.execute(plan.sql, values, prepare=True)
+                cursor.execute(plan.sql, values, prepare=self.prepare)
                 found = cursor.fetchall() if every else cursor.fetchone()
             else:
                 cursor = dbapi_connection.cursor()

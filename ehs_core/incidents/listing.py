@@ -423,4 +423,11 @@ def _kept_statement(request: Request, kind: str, first: bool, size: int | None, 
     else:
         statement = page_of(stmt, order, limit, bindparam("offset", type_=Integer), columns, *extra)
     names = [column.key for column in ROW] + [f"section_{i}" for i in range(len(columns.columns))]
-    return _Kept(CursorRead(statement), namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))
+    # A filtered list of what a person may see (their reports and their
+    # actions' incidents) is planned for each request's values, not
+    # prepared: once psycopg prepared it, PostgreSQL kept a generic plan for
+    # it that walked the status's index through every closed incident, and a
+    # reporter's closed incidents took 12.2 ms where a plan for the values
+    # took 4.7 (100,000 incidents; planning is 0.3 ms of it).
+    read = CursorRead(statement, prepare=not (kind == "own" and used))
+    return _Kept(read, namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))
