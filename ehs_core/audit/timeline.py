@@ -49,7 +49,7 @@ SUMMARIES = {
     "attachment.created": _("File added"),
     "attachment.deleted": _("File removed"),
 }
-# The entries whose changes a summary reads (`TimelineEntry.summary`).
+# The entries whose changes a summary reads (`summary`).
 MOVED = "incident.transitioned"
 UPDATED_SUFFIX = ".updated"
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report

@@ -428,6 +428,6 @@ def _kept_statement(request: Request, kind: str, first: bool, size: int | None, 
     # prepared: once psycopg prepared it, PostgreSQL kept a generic plan for
     # it that walked the status's index through every closed incident, and a
     # reporter's closed incidents took 12.2 ms where a plan for the values
-    # took 4.7 (100,000 incidents; planning is 0.3 ms of it).
+    # took 4.3 (100,000 incidents; planning is 0.3 ms of it).
     read = CursorRead(statement, prepare=not (kind == "own" and used))
     return _Kept(read, namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))
