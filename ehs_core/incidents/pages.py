@@ -46,7 +46,7 @@ from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
-from ehs_core.ui.directives import read_menu_with_sections, rendered_slots
+from ehs_core.ui.directives import read_menu_with_sections, read_panels_with_sections, rendered_slots
 from ehs_core.ui.forms import (
     BOOL,
     INT,
@@ -292,9 +292,10 @@ def go_to_incident(request: Request) -> HTTPFound:
 
 def read_with_page(request: Request, incident_id: int | None = None) -> None:
     """Comments and history come with the incident's sections, and so do
-    the menu's counts (`incident_id` None: the context's incident, not read
-    yet)."""
+    what the panels read and the menu's counts (`incident_id` None: the
+    context's incident, not read yet)."""
     read_with_incident(request)
+    read_panels_with_sections(request)
     read_menu_with_sections(request, incident_id)
 
 

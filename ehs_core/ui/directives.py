@@ -17,7 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core.db import CursorRead, read_rows
 from ehs_core.directives import register_once
-from ehs_core.incidents.extensions import read_also, read_with_sections
+from ehs_core.incidents.extensions import SectionColumn, read_also, read_with_sections
 
 # provider(request, ...) -> the template's variables, or None to show nothing.
 Provider = Callable[..., dict[str, Any] | None]
@@ -55,6 +55,8 @@ class Slot:
     permission: str | None
     order: int
     context: Callable[[Request], Any] | None = None
+    # An incident panel's column, read with the incident page's statement.
+    read: SectionColumn | None = None
 
 
 def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *,
@@ -75,11 +77,17 @@ def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *
 
 
 def add_incident_panel(config: Configurator, name: str, template: str, provider: Provider | None = None,
-                       *, permission: str | None = None, order: int = 100) -> None:
+                       *, permission: str | None = None, order: int = 100,
+                       read: SectionColumn | str | None = None) -> None:
     """Directive: a panel on the incident page. `provider(request, context)`
     returns the template's variables or None; `permission` is checked on the
-    incident's context, so the incident's own ACL decides."""
-    slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
+    incident's context, so the incident's own ACL decides. `read()`: a
+    column correlated to `Incident` (a `json_rows` subquery, say) that the
+    page reads with the incident, in its one statement, rather than the
+    provider sending a statement of its own; the provider finds the value
+    with `panel_read(request, name, incident_id)`."""
+    slot = Slot(name, template, config.maybe_dotted(provider), permission, order,
+                read=config.maybe_dotted(read))
     register_once(config, "ehs.incident_panel", name,
                   lambda: _append(config, "ui.incident_panels", slot))
 
@@ -104,6 +112,24 @@ def add_incident_list_tool(config: Configurator, name: str, template: str,
     slot = Slot(name, template, config.maybe_dotted(provider), permission, order)
     register_once(config, "ehs.incident_list_tool", name,
                   lambda: _append(config, "ui.incident_list_tools", slot))
+
+
+def read_panels_with_sections(request: Request) -> None:
+    """The incident page: have each panel's `read` column read with the
+    incident (`read_with_sections`)."""
+    for slot in request.registry.get("ui.incident_panels", ()):
+        if slot.read is not None:
+            read_with_sections(request, _PANEL_READ + slot.name, slot.read)
+
+
+def panel_read(request: Request, name: str, incident_id: int) -> tuple[bool, Any]:
+    """(True, value) when the page read panel `name`'s column with the
+    incident, else (False, None): the panel's answer to a form, say, which
+    reads the incident on its own."""
+    return read_also(request, _PANEL_READ + name, incident_id)
+
+
+_PANEL_READ = "ui.panel."
 
 
 def _append(config: Configurator, key: str, item: Any) -> None:

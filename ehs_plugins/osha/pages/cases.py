@@ -18,6 +18,7 @@ from ehs_core.errors import DomainError
 from ehs_core.incidents.models import Incident
 from ehs_core.security import Permission
 from ehs_core.sites.models import Site
+from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_plugins.osha import services
 from ehs_plugins.osha.cases import LoggedCase, answers, case_number, missing_fields, severe_deadline
@@ -28,6 +29,7 @@ from ehs_plugins.osha.schemas import CASE_FIELDS, case_create_schema, case_updat
 from ehs_plugins.osha.views import MANAGE, OshaRoot
 
 CASE_PAGE = r"/osha/cases/{id:\d{1,9}}"
+PANEL = "osha_cases"
 TRI_STATE = "tri"  # yes / no / not decided yet
 # How each answer comes from the form.
 FORM = {
@@ -83,7 +85,8 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
         return None  # for everyone: nobody hurt, no case (asked before the permission)
     if not may_manage(request):
         return {"manage": False, "count": count}
-    cases = services.cases_to_show(request, incident) if count else []
+    read = panel_read(request, PANEL, incident.id)
+    cases = services.cases_to_show(request, incident, read) if count else []
     if not cases and incident.type in NO_ONE_HURT:
         return None
     zone = services.zone_of(request, incident)
@@ -213,8 +216,8 @@ def decision_preview(request: Request) -> dict[str, Any]:
 
 
 def includeme(config: Configurator) -> None:
-    config.add_incident_panel("osha_cases", TEMPLATES + "cases_panel.html", cases_panel,
-                              permission=Permission.view_incident, order=50)
+    config.add_incident_panel(PANEL, TEMPLATES + "cases_panel.html", cases_panel,
+                              permission=Permission.view_incident, order=50, read=services.cases_column)
     config.add_route("page.osha_case_add", r"/incidents/{number:\d{1,9}}/cases", factory=ROOT)
     config.add_route("page.osha_case", CASE_PAGE, factory=ROOT)
     config.add_route("page.osha_case_decision", CASE_PAGE + "/decision", factory=ROOT)
