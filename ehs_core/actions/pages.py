@@ -251,4 +251,4 @@ def includeme(config: Configurator) -> None:
     view(add_note, route_name="page.action_note", request_method="POST", renderer="actions/detail.html",
          permission=Permission.comment_incident)
     config.add_nav_item("actions", "Actions", "page.actions", permission=Permission.signed_in, order=25,
-                        badge=actions_badge)
+                        badge=actions_badge, badge_follows_queues=True)

@@ -4,6 +4,7 @@ import datetime as dt
 from enum import StrEnum
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     ForeignKey,
     Index,
@@ -54,6 +55,9 @@ class IncidentCounter(Base):
 
     organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     last_number: Mapped[int] = mapped_column(Integer, default=0)
+    # Moved by the database, in the transaction of every change of what the
+    # menu counts (migration 0016_queues_version; `ehs_core.ui.directives`).
+    queues_version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 UNDER_INVESTIGATION = text("status = 'investigation'")

@@ -18,6 +18,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from ehs_core.db import CursorRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.extensions import SectionColumn, read_also, read_with_sections
+from ehs_core.incidents.queues import queues_version
 
 # provider(request, ...) -> the template's variables, or None to show nothing.
 Provider = Callable[..., dict[str, Any] | None]
@@ -42,6 +43,8 @@ class NavItem:
     badge: Badge | None
     # The context `permission` is checked on (default: the core's Root).
     context: Callable[[Request], Any] | None = None
+    # The badge's count changes only with the organization's queues.
+    badge_follows_queues: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,16 +65,22 @@ class Slot:
 def add_nav_item(config: Configurator, name: str, title: str, route_name: str, *,
                  permission: str | None = None, order: int = 100,
                  badge: Badge | None = None,
-                 context: Callable[[Request], Any] | str | None = None) -> None:
+                 context: Callable[[Request], Any] | str | None = None,
+                 badge_follows_queues: bool = False) -> None:
     """Directive: an entry of the main menu linking to `route_name`; `badge`
     gives a count shown beside it (e.g. what waits for the person), as a
     number or as a scalar SQL expression the menu reads with the others.
-    `context(request)` is the resource whose ACL grants `permission` (a
-    plugin's own root, say); the core's Root by default. Whether an entry
-    is shown is worked out once per set of principals (roles, user), so the
-    context's ACL must grant by principals alone, as a root's does."""
+    `badge_follows_queues`: the expression counts only what the
+    organization's queues version follows (incidents by status and
+    investigation lead, corrective actions by status and assignee: see
+    migration 0016_queues_version), so the worker keeps the person's count
+    until that version moves. `context(request)` is the resource whose ACL
+    grants `permission` (a plugin's own root, say); the core's Root by
+    default. Whether an entry is shown is worked out once per set of
+    principals (roles, user), so the context's ACL must grant by principals
+    alone, as a root's does."""
     item = NavItem(name, title, route_name, permission, order, config.maybe_dotted(badge),
-                   config.maybe_dotted(context))
+                   config.maybe_dotted(context), badge_follows_queues)
     register_once(config, "ehs.nav_item", name,
                   lambda: _append(config, "ui.nav_items", item))
 
@@ -152,10 +161,44 @@ Pending = list[tuple[dict[str, Any], ColumnElement[Any]]]
 _WITH_SECTIONS = "ehs.menu.with_sections"
 
 
-def _menu(request: Request) -> tuple[list[dict[str, Any]], Pending]:
-    """The caller's entries, and the badges still to be read in SQL."""
+@dataclass(frozen=True)
+class MenuCounts:
+    """What the menu's SQL reads for its badges, and how the person's counts
+    are kept. When the worker kept them (`kept`), only the organization's
+    queues version is read; the counts are read again only when it moved."""
+
+    expressions: tuple[ColumnElement[Any], ...]  # the badges' counts
+    follows: tuple[bool, ...]  # by badge: whether it follows the queues
+    key: tuple[Any, ...] | None = None  # whose counts these are (None: none kept)
+    kept: tuple[int, tuple[Any, ...]] | None = None  # (version, counts) the worker kept
+
+    @property
+    def columns(self) -> tuple[ColumnElement[Any], ...]:
+        """What to read: the counts, after the queues' version when they are
+        kept by it, or the version alone when the worker has them."""
+        if self.key is None:
+            return self.expressions
+        if self.kept is not None:
+            return (queues_version(),)
+        return (queues_version(), *self.expressions)
+
+
+# Each person's menu counts with the queues' version they were counted at
+# (by organization, person, principals and badges), kept by the worker:
+# counting them (the triage queue to "99+", the person's actions; every
+# count's plan set up even when the "99+" short-cut leaves it unrun) was a
+# fifth of the incident page with the CPU's caches cold, and they change
+# far less often than people open pages.
+_KEPT_COUNTS: dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] = {}
+_COUNTS_KEPT = 4096
+
+
+def _menu(request: Request) -> tuple[list[dict[str, Any]], Pending, MenuCounts]:
+    """The caller's entries, the badges still to be read in SQL, and what
+    the SQL reads for them."""
     shown = []
     pending: Pending = []
+    follows = []
     current = request.matched_route.name if request.matched_route is not None else None
     for item, url in _entries(request):
         entry = {"name": item.name, "title": item.title, "url": url,
@@ -163,8 +206,54 @@ def _menu(request: Request) -> tuple[list[dict[str, Any]], Pending]:
                  "current": item.route_name == current}
         if isinstance(entry["badge"], ColumnElement):
             pending.append((entry, entry["badge"]))
+            follows.append(item.badge_follows_queues)
         shown.append(entry)
-    return shown, pending
+    expressions = tuple(expression for _, expression in pending)
+    return shown, pending, _menu_counts(request, expressions, tuple(follows))
+
+
+def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
+                 follows: tuple[bool, ...]) -> MenuCounts:
+    """Counts are kept when every badge follows the queues. A safe request
+    may use the counts the worker kept; any other may have changed what
+    they count, not committed yet (the version moves in COMMIT on
+    PostgreSQL), and counts afresh without keeping them."""
+    if not expressions or not all(follows) or request.method not in ("GET", "HEAD"):
+        return MenuCounts(expressions, follows)
+    identity = request.identity
+    key = (identity.account.organization_id, identity.user_id, tuple(identity.principals),
+           tuple(map(id, expressions)))
+    return MenuCounts(expressions, follows, key, _KEPT_COUNTS.get(key))
+
+
+def _counted(request: Request, counts: MenuCounts, values: Any) -> list[Any]:
+    """The badges' counts from what SQL read (`counts.columns`): the kept
+    ones while the queues' version is the one they were counted at, else
+    counted now (a statement more) and kept with the version."""
+    if counts.key is None:
+        return list(values)
+    version, *found = values
+    kept = counts.kept
+    if kept is not None:
+        if version == kept[0]:
+            return list(kept[1])
+        counts = MenuCounts(counts.expressions, counts.follows, counts.key)
+        version, *found = _read_counts(request, counts)
+    if version is not None:
+        if len(_KEPT_COUNTS) >= _COUNTS_KEPT:  # one per person at most; forget them all now and then
+            _KEPT_COUNTS.clear()
+        _KEPT_COUNTS[counts.key] = (version, tuple(found))
+    return found
+
+
+def _read_counts(request: Request, counts: MenuCounts) -> Any:
+    """The menu's columns in a statement of their own."""
+    if request.autocommit_reads is None:
+        request.dbsession.flush()  # a change of this request's counts too
+    statement = _badge_statement(request, list(counts.columns))
+    parameters = badge_parameters(request)
+    return (statement.first(request, parameters) if isinstance(statement, CursorRead)
+            else read_rows(request, statement, parameters).one())
 
 
 def read_menu_with_sections(request: Request, incident_id: int | None = None) -> None:
@@ -176,14 +265,15 @@ def read_menu_with_sections(request: Request, incident_id: int | None = None) ->
     identity = request.identity
     if identity is None or not identity.is_user:
         return
-    shown, pending = _menu(request)
-    if not all(_on_cursor(request, expression) for _, expression in pending):
+    shown, pending, counts = _menu(request)
+    if not all(_on_cursor(request, column) for column in counts.columns):
         return  # the menu reads its counts in a statement of its own (`nav_items`)
     names = []
-    for index, (_, expression) in enumerate(pending):
+    parameters = badge_parameters(request)
+    for index, column in enumerate(counts.columns):
         names.append(f"ui.menu.badge.{index}")
-        read_with_sections(request, names[-1], _column_of(request, expression), badge_parameters(request))
-    request.environ[_WITH_SECTIONS] = (shown, pending, names, incident_id)
+        read_with_sections(request, names[-1], _column_of(request, column), parameters)
+    request.environ[_WITH_SECTIONS] = (shown, pending, counts, names, incident_id)
 
 
 def _column_of(request: Request, expression: ColumnElement[Any]) -> Callable[[], ColumnElement[Any]]:
@@ -205,25 +295,21 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     given as SQL expressions are read together in one statement (or with
     an incident's sections, `read_menu_with_sections`); a zero count shows
     no badge."""
-    counts = None
+    values = None
     kept = request.environ.pop(_WITH_SECTIONS, None)
     if kept is not None:
-        shown, pending, names, incident_id = kept
+        shown, pending, counts, names, incident_id = kept
         if incident_id is None:  # the context's incident (none on an error page)
             incident_id = getattr(getattr(getattr(request, "context", None), "incident", None), "id", None)
         read = [read_also(request, name, incident_id) for name in names]
         if all(found for found, _ in read):
-            counts = [value for _, value in read]
+            values = [value for _, value in read]
     else:
-        shown, pending = _menu(request)
+        shown, pending, counts = _menu(request)
     if pending:
-        if counts is None:
-            if request.autocommit_reads is None:
-                request.dbsession.flush()  # a change of this request's counts too
-            statement = _badge_statement(request, [expr for _, expr in pending])
-            counts = (statement.first(request, badge_parameters(request)) if isinstance(statement, CursorRead)
-                      else read_rows(request, statement, badge_parameters(request)).one())
-        for (entry, _), count in zip(pending, counts, strict=True):
+        if values is None:
+            values = _read_counts(request, counts)
+        for (entry, _), count in zip(pending, _counted(request, counts, values), strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
         if entry["badge"] is not None:

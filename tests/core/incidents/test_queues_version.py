@@ -1,0 +1,109 @@
+"""The organization's queues version moves with every change of what the
+menu counts, whoever makes it, and the menu keeps a person's counts only
+while it stands (migration 0016_queues_version, `ehs_core.ui.directives`)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import select, update
+
+from ehs_core.actions.models import CorrectiveAction
+from ehs_core.incidents.models import Incident, IncidentCounter
+
+WAITING = re.compile(r'<span class="badge" aria-label="(\d+) waiting">')
+
+
+@pytest.fixture
+def site(admin):
+    return admin.post_json("/api/sites", {"name": "Plant"}).json["id"]
+
+
+def report(browser, site, title="Slip"):
+    return browser.post_json("/api/incidents", {
+        "title": title, "type": "hazard", "severity": "low", "occurredAt": "2026-01-05T08:00:00Z",
+        "siteId": site}).json["number"]
+
+
+def version(dbsession):
+    dbsession.expire_all()
+    return dbsession.execute(select(IncidentCounter.queues_version)).scalar_one()
+
+
+def waiting(browser, path="/incidents"):
+    found = WAITING.search(browser.get(path).text)
+    return int(found[1]) if found else 0
+
+
+def test_the_version_moves_with_what_the_queues_count_and_nothing_else(admin, make_user, site, dbsession):
+    supervisor = make_user("supervisor")
+    start = version(dbsession)
+    number = report(admin, site)
+    filed = version(dbsession)
+    assert filed > start  # a new report waits for triage
+
+    admin.patch_json(f"/api/incidents/{number}", {"title": "Slip by the press"})
+    admin.post_json(f"/api/incidents/{number}/comments", {"body": "Seen at 8."})
+    assert version(dbsession) == filed  # nothing any queue counts
+
+    admin.post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    triaged = version(dbsession)
+    assert triaged > filed
+    admin.post_json(f"/api/incidents/{number}/transitions", {"to": "investigation"})
+    investigating = version(dbsession)
+    assert investigating > triaged
+    admin.put_json(f"/api/incidents/{number}/investigation", {"leadId": supervisor.user["id"]})
+    moved = version(dbsession)
+    assert moved > investigating  # no longer waiting for any supervisor: for its lead
+
+    action = admin.post_json(f"/api/incidents/{number}/actions", {
+        "title": "Fit a guard", "assigneeId": supervisor.user["id"], "dueDate": "2026-02-01"}).json
+    added = version(dbsession)
+    assert added > moved
+
+    supervisor.patch_json(f"/api/actions/{action['id']}", {"status": "in_progress"})
+    assert version(dbsession) > added
+
+
+def test_a_change_made_outside_the_app_moves_the_menus_count(admin, site, dbsession):
+    """The version is moved by the database, so a change the application
+    did not make (a script's SQL, another worker) is counted too."""
+    first = report(admin, site)
+    report(admin, site, "Trip")
+    assert waiting(admin) == 2
+    assert waiting(admin) == 2  # kept
+    dbsession.execute(update(Incident).where(Incident.number == first).values(status="closed"))
+    dbsession.commit()
+    assert waiting(admin) == 1
+    assert waiting(admin, "/") == 1
+
+
+def test_a_persons_counts_are_read_again_only_when_the_version_moved(admin, site, count_statements):
+    report(admin, site)
+
+    def counting(path):
+        with count_statements() as counted:
+            shown = waiting(admin, path)
+        return shown, sum(1 for s in counted.statements if "investigation_lead_id IS NULL" in s)
+
+    assert counting("/incidents") == (1, 1)
+    assert counting("/incidents") == (1, 0)  # the version alone is read
+    assert counting(f"/incidents/{1}") == (1, 0)
+    report(admin, site, "Trip")
+    assert counting("/incidents") == (2, 1)
+    assert counting(f"/incidents/{1}") == (2, 0)
+
+
+def test_an_action_given_to_someone_else_leaves_their_menu(admin, make_user, site, dbsession):
+    reporter = make_user("reporter")
+    number = report(admin, site)
+    for status in ("triage", "investigation"):
+        admin.post_json(f"/api/incidents/{number}/transitions", {"to": status})
+    admin.post_json(f"/api/incidents/{number}/actions", {
+        "title": "Fit a guard", "assigneeId": reporter.user["id"], "dueDate": "2026-02-01"})
+    actions = re.compile(r'href="/actions"[^>]*>[^<]*<span class="badge"[^>]*>(\d+)</span>')
+    assert actions.search(reporter.get("/incidents").text)[1] == "1"
+    dbsession.execute(update(CorrectiveAction).values(assignee_id=admin.get("/api/auth/me").json["user"]["id"]))
+    dbsession.commit()
+    assert actions.search(reporter.get("/incidents").text) is None
