@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -429,3 +430,32 @@ def test_the_analytics_tallies_stay_exact_under_concurrent_writes(server):
     subprocess.run([sys.executable, "-m", "ehs_plugins.analytics.tallies", str(ROOT / "production.ini")],
                    env=env, check=True, capture_output=True)
     assert kept == tally_rows(server)
+
+
+def waiting_everywhere(server: Server, cookie: str, count: int = 32) -> set[int]:
+    """The menu's "waiting" count on the incident list, as every worker
+    shows it (see `answers_everywhere`)."""
+    def shown(_: int) -> int:
+        request = urllib.request.Request(server.base + "/incidents", headers={
+            "Cookie": f"service_session={cookie}", "Accept": "text/html"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            found = re.search(r'<span class="badge" aria-label="(\d+) waiting">', response.read().decode())
+        return int(found[1]) if found else 0
+    return set(at_once(count, shown))
+
+
+def test_the_menus_counts_change_on_the_next_page_in_every_worker(server):
+    """Each worker keeps a person's menu counts while the organization's
+    queues version stands; reports numbered in their COMMIT and a
+    transition each move it, whichever worker made them."""
+    cookie = server.login(create_user(server, "supervisor")["email"])
+    (before,) = waiting_everywhere(server, cookie)
+    results = at_once(6, lambda i: server.request("POST", "/api/incidents", incident_body(server.site),
+                                                  server.admin))
+    assert [status for status, _, _ in results] == [201] * 6
+    assert waiting_everywhere(server, cookie) == {before + 6}
+    number = results[0][1]["number"]
+    for status in ("triage", "closed"):
+        assert server.request("POST", f"/api/incidents/{number}/transitions", {"to": status},
+                              server.admin)[0] == 200
+    assert waiting_everywhere(server, cookie) == {before + 5}

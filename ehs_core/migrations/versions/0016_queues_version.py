@@ -22,6 +22,9 @@ Revision ID: 0016_queues_version
 Revises: 0015_severity_filter_index
 Create Date: 2026-11-27
 """
+import runpy
+from pathlib import Path
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -52,6 +55,34 @@ BEGIN
   END IF;
   PERFORM set_config('ehs.queues_moved_' || org, statement_timestamp()::text, true);
   UPDATE incident_counters SET queues_version = queues_version + 1 WHERE organization_id = org;
+  RETURN NULL;
+END $$
+"""
+
+# A report numbered in its COMMIT (0014_number_at_commit) moves the version
+# in the same UPDATE of the counter row, and marks it moved for this COMMIT:
+# the report's own trigger then has nothing left to do (one UPDATE of the
+# row the organization's reports queue for, not two).
+NUMBER_AT_COMMIT = """
+CREATE OR REPLACE FUNCTION ehs_number_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  taken integer;
+BEGIN
+  PERFORM FROM incidents WHERE id = NEW.id AND number IS NULL;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE incident_counters SET last_number = last_number + 1, queues_version = queues_version + 1
+  WHERE organization_id = NEW.organization_id
+  RETURNING last_number INTO taken;
+  IF NOT FOUND THEN
+    INSERT INTO incident_counters (organization_id, last_number) VALUES (NEW.organization_id, 1)
+    ON CONFLICT (organization_id) DO UPDATE SET last_number = incident_counters.last_number + 1,
+      queues_version = incident_counters.queues_version + 1
+    RETURNING last_number INTO taken;
+  END IF;
+  PERFORM set_config('ehs.queues_moved_' || NEW.organization_id, statement_timestamp()::text, true);
+  UPDATE incidents SET number = taken WHERE id = NEW.id;
   RETURN NULL;
 END $$
 """
@@ -99,6 +130,7 @@ def upgrade() -> None:
                                       server_default='0'))
     if op.get_bind().dialect.name == 'postgresql':
         op.execute(QUEUES_CHANGED)
+        op.execute(NUMBER_AT_COMMIT)
         for trigger in POSTGRESQL_TRIGGERS:
             op.execute(trigger)
     else:
@@ -112,6 +144,8 @@ def downgrade() -> None:
             op.execute(f'DROP TRIGGER {table}_queues_added_removed ON {table}')
             op.execute(f'DROP TRIGGER {table}_queues_updated ON {table}')
         op.execute('DROP FUNCTION ehs_queues_changed()')
+        numbering = runpy.run_path(str(Path(__file__).with_name('0014_number_at_commit.py')))
+        op.execute(numbering['NUMBER_AT_COMMIT'].replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'))
     else:
         for table in WATCHED:
             for event in ('insert', 'delete', 'update'):
