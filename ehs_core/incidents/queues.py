@@ -16,7 +16,7 @@ from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
 from ehs_core.db import constant, count_up_to
-from ehs_core.incidents.models import Incident, IncidentCounter, Severity, Status
+from ehs_core.incidents.models import Incident, QueueVersion, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.security import Identity, Role, role_at_least
 
@@ -138,7 +138,7 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
 
 
 # --- the queues' version ---------------------------------------------------------------
-# `IncidentCounter.queues_version` moves, in the transaction of the change,
+# `QueueVersion.version` moves, in the transaction of the change,
 # whenever an incident is filed or removed or its status or investigation
 # lead changes, and whenever a corrective action is added, removed,
 # reassigned or moves on (migration 0016_queues_version): so whatever the
@@ -153,9 +153,9 @@ VERSION_TRIGGERS = ("incidents_queues_added_removed", "incidents_queues_updated"
 @functools.cache
 def queues_version() -> ColumnElement[int]:
     """The version of the organization named by the bound parameter
-    `organization`, as a scalar subquery (None without a counter row)."""
-    return select(IncidentCounter.queues_version).where(
-        IncidentCounter.organization_id == bindparam("organization", type_=Integer)).scalar_subquery()
+    `organization`, as a scalar subquery (None without its row)."""
+    return select(QueueVersion.version).where(
+        QueueVersion.organization_id == bindparam("organization", type_=Integer)).scalar_subquery()
 
 
 @event.listens_for(Session, "before_commit")

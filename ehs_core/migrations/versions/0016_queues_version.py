@@ -4,27 +4,29 @@ The menu's counts (what waits for this person: incidents to triage, to
 investigate, to verify; their open corrective actions) were counted on
 every page. They change only when an incident is filed or removed, or its
 status or investigation lead changes, or a corrective action is added,
-removed, reassigned or moves on. `incident_counters.queues_version` moves
-with each such change, in the transaction that makes it, whatever makes it
-(the API, a page, a kiosk, a script's SQL): a worker keeps a person's
-counts with the version they were counted at, and counts again only when
-the version it reads with the page differs (`ehs_core.ui.directives`).
+removed, reassigned or moves on. `queue_versions.version` moves with each
+such change, in the transaction that makes it, whatever makes it (the API,
+a page, a kiosk, a script's SQL): a worker keeps a person's counts with the
+version they were counted at, and counts again only when the version it
+reads with the page differs (`ehs_core.ui.directives`).
 
 On PostgreSQL the version moves in COMMIT, by deferred constraint triggers,
-once per transaction: the organization's counter row is locked for the
-commit only, as numbering at commit does (0014_number_at_commit). On
-SQLite it moves with each changed row (one writer at a time there anyway).
-SQLite drops a table's triggers with the table: a later migration that
-rebuilds `incidents` or `corrective_actions` there (a batch operation
-that copies the table) must create them again (`SQLITE_TRIGGERS`).
+once per transaction. Its row is a table of its own so that it is locked
+only there, after everything the transaction did before COMMIT: on the
+organization's row, which a change of reference data locks before it locks
+the analytics tallies, or on the incident counter's, which a report filed
+from a page holds while it writes its tallies, a transition waiting for it
+in COMMIT while holding a tally would deadlock (seen with the organization's
+row, in the test of concurrent writes). On SQLite it moves with each
+changed row (one writer at a time there anyway). SQLite drops a table's
+triggers with the table: a later migration that rebuilds `incidents` or
+`corrective_actions` there (a batch operation that copies the table) must
+create them again (`SQLITE_TRIGGERS`).
 
 Revision ID: 0016_queues_version
 Revises: 0015_severity_filter_index
 Create Date: 2026-11-27
 """
-import runpy
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 
@@ -54,35 +56,8 @@ BEGIN
     RETURN NULL;
   END IF;
   PERFORM set_config('ehs.queues_moved_' || org, statement_timestamp()::text, true);
-  UPDATE incident_counters SET queues_version = queues_version + 1 WHERE organization_id = org;
-  RETURN NULL;
-END $$
-"""
-
-# A report numbered in its COMMIT (0014_number_at_commit) moves the version
-# in the same UPDATE of the counter row, and marks it moved for this COMMIT:
-# the report's own trigger then has nothing left to do (one UPDATE of the
-# row the organization's reports queue for, not two).
-NUMBER_AT_COMMIT = """
-CREATE OR REPLACE FUNCTION ehs_number_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  taken integer;
-BEGIN
-  PERFORM FROM incidents WHERE id = NEW.id AND number IS NULL;
-  IF NOT FOUND THEN
-    RETURN NULL;
-  END IF;
-  UPDATE incident_counters SET last_number = last_number + 1, queues_version = queues_version + 1
-  WHERE organization_id = NEW.organization_id
-  RETURNING last_number INTO taken;
-  IF NOT FOUND THEN
-    INSERT INTO incident_counters (organization_id, last_number) VALUES (NEW.organization_id, 1)
-    ON CONFLICT (organization_id) DO UPDATE SET last_number = incident_counters.last_number + 1,
-      queues_version = incident_counters.queues_version + 1
-    RETURNING last_number INTO taken;
-  END IF;
-  PERFORM set_config('ehs.queues_moved_' || NEW.organization_id, statement_timestamp()::text, true);
-  UPDATE incidents SET number = taken WHERE id = NEW.id;
+  INSERT INTO queue_versions (organization_id, version) VALUES (org, 1)
+  ON CONFLICT (organization_id) DO UPDATE SET version = queue_versions.version + 1;
   RETURN NULL;
 END $$
 """
@@ -106,31 +81,39 @@ POSTGRESQL_TRIGGERS = (
     'EXECUTE FUNCTION ehs_queues_changed()',
 )
 
-_MOVE = 'UPDATE incident_counters SET queues_version = queues_version + 1 WHERE organization_id = '
+_MOVE = ('INSERT OR IGNORE INTO queue_versions (organization_id, version) VALUES ({org}, 0); '
+         'UPDATE queue_versions SET version = version + 1 WHERE organization_id = {org};')
 _OF_ACTION = '(SELECT organization_id FROM incidents WHERE id = {}.incident_id)'
 SQLITE_TRIGGERS = (
-    f'CREATE TRIGGER incidents_queues_insert AFTER INSERT ON incidents BEGIN {_MOVE}NEW.organization_id; END',
-    f'CREATE TRIGGER incidents_queues_delete AFTER DELETE ON incidents BEGIN {_MOVE}OLD.organization_id; END',
+    'CREATE TRIGGER incidents_queues_insert AFTER INSERT ON incidents '
+    f'BEGIN {_MOVE.format(org="NEW.organization_id")} END',
+    'CREATE TRIGGER incidents_queues_delete AFTER DELETE ON incidents '
+    f'BEGIN {_MOVE.format(org="OLD.organization_id")} END',
     'CREATE TRIGGER incidents_queues_update AFTER UPDATE OF status, investigation_lead_id ON incidents '
     'WHEN OLD.status IS NOT NEW.status OR OLD.investigation_lead_id IS NOT NEW.investigation_lead_id '
-    f'BEGIN {_MOVE}NEW.organization_id; END',
+    f'BEGIN {_MOVE.format(org="NEW.organization_id")} END',
     'CREATE TRIGGER corrective_actions_queues_insert AFTER INSERT ON corrective_actions '
-    f'BEGIN {_MOVE}{_OF_ACTION.format("NEW")}; END',
+    f'BEGIN {_MOVE.format(org=_OF_ACTION.format("NEW"))} END',
     'CREATE TRIGGER corrective_actions_queues_delete AFTER DELETE ON corrective_actions '
-    f'BEGIN {_MOVE}{_OF_ACTION.format("OLD")}; END',
+    f'BEGIN {_MOVE.format(org=_OF_ACTION.format("OLD"))} END',
     'CREATE TRIGGER corrective_actions_queues_update AFTER UPDATE OF status, assignee_id ON corrective_actions '
     'WHEN OLD.status IS NOT NEW.status OR OLD.assignee_id IS NOT NEW.assignee_id '
-    f'BEGIN {_MOVE}{_OF_ACTION.format("NEW")}; END',
+    f'BEGIN {_MOVE.format(org=_OF_ACTION.format("NEW"))} END',
 )
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('incident_counters', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('queues_version', sa.BigInteger(), nullable=False,
-                                      server_default='0'))
+    op.create_table(
+        'queue_versions',
+        sa.Column('organization_id', sa.Integer(), nullable=False),
+        sa.Column('version', sa.BigInteger(), server_default='0', nullable=False),
+        sa.ForeignKeyConstraint(['organization_id'], ['organizations.id'],
+                                name=op.f('fk_queue_versions_organization_id_organizations')),
+        sa.PrimaryKeyConstraint('organization_id', name=op.f('pk_queue_versions')),
+    )
+    op.execute('INSERT INTO queue_versions (organization_id, version) SELECT id, 0 FROM organizations')
     if op.get_bind().dialect.name == 'postgresql':
         op.execute(QUEUES_CHANGED)
-        op.execute(NUMBER_AT_COMMIT)
         for trigger in POSTGRESQL_TRIGGERS:
             op.execute(trigger)
     else:
@@ -144,11 +127,8 @@ def downgrade() -> None:
             op.execute(f'DROP TRIGGER {table}_queues_added_removed ON {table}')
             op.execute(f'DROP TRIGGER {table}_queues_updated ON {table}')
         op.execute('DROP FUNCTION ehs_queues_changed()')
-        numbering = runpy.run_path(str(Path(__file__).with_name('0014_number_at_commit.py')))
-        op.execute(numbering['NUMBER_AT_COMMIT'].replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'))
     else:
         for table in WATCHED:
             for event in ('insert', 'delete', 'update'):
                 op.execute(f'DROP TRIGGER {table}_queues_{event}')
-    with op.batch_alter_table('incident_counters', schema=None) as batch_op:
-        batch_op.drop_column('queues_version')
+    op.drop_table('queue_versions')

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from ehs_core.actions.models import CorrectiveAction
-from ehs_core.incidents.models import Incident, IncidentCounter
+from ehs_core.incidents.models import Incident, QueueVersion
 
 WAITING = re.compile(r'<span class="badge" aria-label="(\d+) waiting">')
 
@@ -28,7 +28,7 @@ def report(browser, site, title="Slip"):
 
 def version(dbsession):
     dbsession.expire_all()
-    return dbsession.execute(select(IncidentCounter.queues_version)).scalar_one()
+    return dbsession.execute(select(QueueVersion.version)).scalar_one()
 
 
 def waiting(browser, path="/incidents"):
