@@ -17,6 +17,7 @@ from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
 from ehs_core.db import constant, count_up_to
 from ehs_core.incidents.models import Incident, QueueVersion, Severity, Status
+from ehs_core.incidents.numbering import commits_for_real
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.security import Identity, Role, role_at_least
 
@@ -136,7 +137,6 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
     return select(case((first.c.n >= constant(up_to), first.c.n), else_=first.c.n + rest)).scalar_subquery()
 
 
-
 # --- the queues' version ---------------------------------------------------------------
 # `QueueVersion.version` moves, in the transaction of the change,
 # whenever an incident is filed or removed or its status or investigation
@@ -165,12 +165,10 @@ def _move_as_commit_would(dbsession: Session) -> None:
     triggers now, as COMMIT would, so that what a request changed moves
     the version for the next. Sent on the DBAPI cursor: in production no
     request sends it (COMMIT does this)."""
-    if not dbsession.in_transaction():
-        return
-    connection = dbsession.connection()
-    if connection.dialect.name != "postgresql" or not connection.in_nested_transaction():
+    if (not dbsession.in_transaction() or dbsession.get_bind().dialect.name != "postgresql"
+            or commits_for_real(dbsession)):
         return
     names = ", ".join(VERSION_TRIGGERS)
-    with connection.connection.cursor() as cursor:
+    with dbsession.connection().connection.cursor() as cursor:
         cursor.execute(f"SET CONSTRAINTS {names} IMMEDIATE")
         cursor.execute(f"SET CONSTRAINTS {names} DEFERRED")

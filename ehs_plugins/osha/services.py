@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
-from orjson import loads
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Integer, bindparam, func, inspect, select
 
@@ -17,7 +16,7 @@ from ehs_core.db import CursorRead, utcnow
 from ehs_core.errors import Conflict, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
-from ehs_core.rowsjson import DATE, FLAG, INSTANT, json_rows
+from ehs_core.rowsjson import DATE, FLAG, INSTANT, decoder, json_rows
 from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.cases import LoggedCase, recalculate
@@ -146,21 +145,16 @@ def _json_kind(column: Any) -> Any:
     return None
 
 
-_CASE_KINDS = tuple((index, kind) for index, (_, column) in enumerate(_CASE_ATTRIBUTES)
-                    if (kind := _json_kind(column)) is not None)
-_SEQUENCE = _CASE_KEYS.index("sequence")
+# A case's columns as `cases_column` writes them, decoded by the same
+# `ehs_core.rowsjson.decoder` as the core's sections.
+_CaseRow = NamedTuple("_CaseRow", [(key, Any) for key in _CASE_KEYS])  # type: ignore[misc]
+_KINDS = {key: kind for key, column in _CASE_ATTRIBUTES if (kind := _json_kind(column)) is not None}
+_decode = decoder(_CaseRow, order=("sequence",), **_KINDS)
 
 
 def decode_cases(value: Any) -> list[LoggedCase]:
     """`cases_column`'s value as `LoggedCase`s, in their order."""
-    if not value or value == "[]":
-        return []
-    rows = loads(value) if isinstance(value, str) else value
-    for values in rows:
-        for index, convert in _CASE_KINDS:
-            values[index] = convert(values[index])
-    rows.sort(key=lambda values: values[_SEQUENCE])
-    return [LoggedCase(dict(zip(_CASE_KEYS, values, strict=True))) for values in rows]
+    return [LoggedCase(row._asdict()) for row in _decode(value)]
 
 
 def counts_of(request: Request, incidents: list[Incident]) -> dict[int, int]:
