@@ -265,6 +265,7 @@ class Options:
     reuse: bool = False
     seed_timeout: float = 1800
     pdf_runs: int = 3
+    pairs: int = 1000
 
 
 def database_urls(options: Options, name: str) -> tuple[sa.URL, sa.URL]:
@@ -472,6 +473,70 @@ def measure_pdf_job(service: Server, worker: subprocess.Popen, cookie: str, orig
             "peak_growth_mb": max(peaks) / 2**20, "cases": f["log_cases"]}
 
 
+# --- a page and its JSON, in alternation ---------------------------------------------------
+
+# Each page row's JSON row and the paths of both (an incident number: the same for both).
+PAIRED = {"list_page": ("list", lambda n: "/api/incidents", lambda n: "/incidents"),
+          "detail_page": ("detail", lambda n: f"/api/incidents/{n}", lambda n: f"/incidents/{n}")}
+
+
+def timed_get(port: int, path: str, cookie: str, origin: str) -> tuple[int, float]:
+    """One GET on a connection of its own (gunicorn's sync workers close
+    each), timed as wrk times a request: from writing it to the last byte of
+    the body its Content-Length announces. Its status, and milliseconds."""
+    head = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: service_session={cookie}\r\n"
+            f"Origin: {origin}\r\nAccept: application/json\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        started = time.perf_counter()
+        sock.sendall(head)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise SystemExit(f"bench: {path} closed before its headers")
+            data += chunk
+        headers, _, body = data.partition(b"\r\n\r\n")
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", headers)
+        while length is None or len(body) < int(length.group(1)):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        took = time.perf_counter() - started
+    return int(headers.split(b" ", 2)[1]), took * 1000
+
+
+def measure_paired(port: int, key: str, cookie: str, origin: str, pairs: int, total: int,
+                   seed: int) -> dict[str, list[float]]:
+    """`pairs` pairs of requests at 1 connection, each a page and its JSON
+    (the same incident) in a random order: both meet the same moment of a
+    machine whose speed drifts, which two wrk rows run seconds apart do not
+    (on a 2-core machine the ratio of the two rows moved by 0.3 between
+    runs of the same code)."""
+    import random
+
+    _, json_path, page_path = PAIRED[key]
+    chance = random.Random(seed)
+    times: dict[str, list[float]] = {"json": [], "page": []}
+    for _ in range(pairs):
+        number = chance.randint(1, total)
+        order = [("json", json_path(number)), ("page", page_path(number))]
+        chance.shuffle(order)
+        for kind, path in order:
+            status, took = timed_get(port, path, cookie, origin)
+            if status != 200:
+                raise SystemExit(f"bench: {path} answered {status} in the paired run")
+            times[kind].append(took)
+    return times
+
+
+def paired_figures(times: dict[str, list[float]]) -> dict[str, Any]:
+    json_p50, page_p50 = statistics.median(times["json"]), statistics.median(times["page"])
+    return {"pairs": len(times["json"]), "json_p50_ms": round(json_p50, 3), "page_p50_ms": round(page_p50, 3),
+            "ratio": round(page_p50 / json_p50, 3)}
+
+
 def measure(options: Options, size: int, service: Server, bare: Server, cookies: dict[str, str],
             f: dict[str, Any]) -> dict[str, Any]:
     """Every scenario in interleaved rounds (so that a burst of load from
@@ -480,6 +545,8 @@ def measure(options: Options, size: int, service: Server, bare: Server, cookies:
     plan = [s for s in scenarios(f) if not options.only or s.key in options.only or s.key == "bare"]
     loaded: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
     single: dict[str, list[dict[str, Any]]] = {s.key: [] for s in plan}
+    paired: dict[str, dict[str, list[float]]] = {
+        s.key: {"json": [], "page": []} for s in plan if s.key in PAIRED and options.pairs}
     for number in range(options.rounds):
         for scenario in plan:
             port = bare.port if scenario.target == "bare" else service.port
@@ -494,7 +561,18 @@ def measure(options: Options, size: int, service: Server, bare: Server, cookies:
             log(f"size {size} round {number + 1}: {scenario.key:13} {a['rps']:8.1f} req/s "
                 f"(p50 {a['p50_ms']:7.2f} ms at {options.connections})  1 conn: p50 {b['p50_ms']:8.2f} ms "
                 f"p95 {b['p95_ms']:8.2f} ms  {dict(a['statuses'], **b['statuses'])}")
-    return {s.key: summarize(s, loaded[s.key], single[s.key]) for s in plan}
+        for key in paired:
+            times = measure_paired(service.port, key, cookies["admin"], origin, options.pairs, f["total"],
+                                   options.seed + number)
+            for kind, values in times.items():
+                paired[key][kind] += values
+            p = paired_figures(times)
+            log(f"size {size} round {number + 1}: {key:13} paired with its JSON, {p['pairs']} pairs: "
+                f"p50 {p['page_p50_ms']:.2f} ms against {p['json_p50_ms']:.2f} ms = {p['ratio']:.2f} x")
+    figures = {s.key: summarize(s, loaded[s.key], single[s.key]) for s in plan}
+    for key, times in paired.items():
+        figures[key]["paired"] = paired_figures(times)
+    return figures
 
 
 def run_size(options: Options, size: int) -> dict[str, Any]:
@@ -645,8 +723,13 @@ def check(figures: dict[str, Any], key: str, kind: str, limit: float) -> tuple[s
         return f"{item['rps']:,.0f} req/s = {part:.0%} of bare", part >= limit
     if kind == "page":
         json_key = PAGE_OF[key]
-        ratio = item["p50_ms"] / figures[json_key]["p50_ms"]
-        return f"p50 {item['p50_ms']:.1f} ms = {ratio:.2f} x {json_key}'s", ratio <= limit
+        rows = item["p50_ms"] / figures[json_key]["p50_ms"]
+        p = item.get("paired")
+        if p is None:  # a run without --pairs (and the results of earlier rounds)
+            return f"p50 {item['p50_ms']:.1f} ms = {rows:.2f} x {json_key}'s", rows <= limit
+        return (f"paired: p50 {p['page_p50_ms']:.2f} ms = {p['ratio']:.2f} x {json_key}'s "
+                f"{p['json_p50_ms']:.2f} ms ({p['pairs']:,} pairs); the rows: {rows:.2f} x",
+                p["ratio"] <= limit)
     if kind == "rps":
         return f"{item['rps']:,.0f} req/s", item["rps"] >= limit
     if kind == "export":
@@ -678,6 +761,10 @@ def markdown(report: dict[str, Any], baseline: dict[str, Any] | None) -> str:
         f"{meta['connections']} connections (req/s) and a {meta['latency_duration']:g} s run at 1 connection "
         f"(p50, p95; {meta['heavy_duration']:g} s for the stats and OSHA rows); {meta['rounds']} interleaved "
         f"rounds, medians shown; {meta['warmup']:g} s warm-up first",
+        *([f"- the pages' targets: each round also sends {meta['pairs']:,} pairs of requests at 1 "
+           "connection, a page and its JSON (the same incident) in a random order, timed as wrk times "
+           "them; the ratio is of the two p50s over every pair (`measure_paired`)"]
+          if meta.get("pairs") else []),
         f"- data: `ehs seed` over {meta['years']:g} years, {meta['sites']} sites; writes during the run add "
         "to it",
         "",
@@ -818,7 +905,7 @@ def meta(options: Options) -> dict[str, Any]:
             "connections": options.connections, "rounds": options.rounds, "duration": options.duration,
             "latency_duration": options.latency_duration, "heavy_duration": options.heavy_duration,
             "warmup": options.warmup, "years": options.years, "sites": options.sites, "wrk": wrk_version,
-            "label": options.label}
+            "label": options.label, "pairs": options.pairs}
 
 
 def ensure_wrk() -> None:
@@ -841,6 +928,8 @@ def parse(argv: list[str] | None) -> Options:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (both apps)")
     parser.add_argument("--connections", type=int, default=8, help="wrk connections of the req/s runs")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser.add_argument("--pairs", type=int, default=1000,
+                        help="per round, requests of each page and its JSON in alternation (0: none)")
     parser.add_argument("--duration", type=float, default=4, help="seconds of each req/s run")
     parser.add_argument("--latency-duration", type=float, default=3, help="seconds of each 1-connection run")
     parser.add_argument("--heavy-duration", type=float, default=6,
@@ -877,7 +966,7 @@ def parse(argv: list[str] | None) -> Options:
                    heavy_duration=args.heavy_duration, warmup=args.warmup, export_runs=args.export_runs,
                    postgres_url=args.postgres_url, redis_url=args.redis_url, output=args.output,
                    baseline=args.baseline, keep=args.keep, reuse=args.reuse,
-                   seed_timeout=args.seed_timeout, seed=args.seed, label=args.label,
+                   seed_timeout=args.seed_timeout, seed=args.seed, label=args.label, pairs=args.pairs,
                    only={key for key in args.only.split(",") if key}, database=args.database,
                    pdf_runs=args.pdf_runs)
 

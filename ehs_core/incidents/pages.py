@@ -28,8 +28,10 @@ from ehs_core import refdata
 from ehs_core.attachments import storage
 from ehs_core.audit.timeline import (
     ANONYMOUS,
+    MOVED,
     MOVED_TO,
     SOMEONE,
+    UPDATED_SUFFIX,
     HistoryRow,
     comments_and_history,
     read_with_incident,
@@ -397,18 +399,49 @@ def history_html(request: Request, history: list[HistoryRow], names: dict[int, s
     history has a dozen entries or more, each a time in two forms, a name
     (`names`, by the entry's actor; "Anonymous" for none) and a summary,
     and through the template they were a fifth of the page's rendering.
-    Everything written is escaped."""
+    Each name is escaped once however many entries it wrote, and each
+    summary is written once per worker (`summary_html`). Everything
+    written is escaped."""
     localizer = request.localizer
     anonymous = ascii_html(translated(localizer, ANONYMOUS))
+    who = {actor: output_escape(name) for actor, name in names.items()}
     tz = zone_named(zone, request)
-    written = []
-    for entry in history:
-        name = names.get(entry.actor_id)
-        said = summary(localizer, entry.action, entry.changes)
-        written.append(f'        <li><div class="meta">{time_html(entry.at, tz)}'
-                       f' &middot; {output_escape(name) if name else anonymous}</div>\n'
-                       f'          <div>{output_escape(said)}</div></li>\n')
-    return Markup("".join(written))  # noqa: S704 (every value is escaped above)
+    return Markup("".join([  # noqa: S704 (every value is escaped)
+        f'        <li><div class="meta">{time_html(entry.at, tz)} &middot; '
+        f'{who.get(entry.actor_id, anonymous)}</div>\n'
+        f'          <div>{summary_html(localizer, entry.action, entry.changes)}</div></li>\n'
+        for entry in history]))
+
+
+# Each summary as the page writes it, by locale and what the summary reads
+# of its entry; kept by the worker, bounded.
+_SUMMARIES: dict[tuple[Any, ...], str] = {}
+_SUMMARIES_KEPT = 4096
+
+
+def summary_html(localizer: Any, action: str, changes: dict[str, Any] | None) -> str:
+    """`summary(localizer, action, changes)`, escaped, in ASCII: written
+    once per locale and what it reads (the action; a move's old and new
+    status; the names an update changed), since a history says "Moved on:
+    triage → investigation" or "Corrective action changed: open → done"
+    again and again, and summarising and escaping an entry cost more than
+    the rest of its line."""
+    key: tuple[Any, ...]
+    if not changes or not (action == MOVED or action.endswith(UPDATED_SUFFIX)):
+        key = (localizer.locale_name, action)
+    else:
+        status = changes.get("status")
+        old, new = (status.get("old"), status.get("new")) if isinstance(status, dict) else (None, None)
+        if not (isinstance(old, str | None) and isinstance(new, str | None)):
+            return output_escape(summary(localizer, action, changes))  # not a status: not kept
+        key = (localizer.locale_name, action, isinstance(status, dict), old, new,
+               () if action == MOVED else tuple(changes))
+    found = _SUMMARIES.get(key)
+    if found is None:
+        if len(_SUMMARIES) >= _SUMMARIES_KEPT:
+            _SUMMARIES.clear()
+        found = _SUMMARIES[key] = output_escape(summary(localizer, action, changes))
+    return found
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:

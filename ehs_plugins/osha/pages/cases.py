@@ -20,6 +20,7 @@ from ehs_core.security import Permission
 from ehs_core.sites.models import Site
 from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
+from ehs_core.ui.paths import path_maker, route_path
 from ehs_plugins.osha import services
 from ehs_plugins.osha.cases import LoggedCase, answers, case_number, missing_fields, severe_deadline
 from ehs_plugins.osha.models import InjuryCase
@@ -90,8 +91,13 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
     if not cases and incident.type in NO_ONE_HURT:
         return None
     zone = services.zone_of(request, incident)
+    # The links, made here rather than by `request.route_path` in the
+    # template (each call there works out a query, an anchor and a host).
+    case_path = path_maker(request, "page.osha_case")
     return {"manage": True, "count": len(cases), "incident": incident, **labels(request),
-            "summaries": [case_summary(request, case, incident, zone) for case in cases],
+            "summaries": [case_summary(request, case, incident, zone) | {"path": case_path(id=case.id)}
+                          for case in cases],
+            "add_path": route_path(request, "page.osha_case_add", number=incident.number),
             "error": request.GET.get("case_error")}
 
 

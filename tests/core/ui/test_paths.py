@@ -33,6 +33,18 @@ def test_paths_are_route_paths(registry: Any, script_name: str) -> None:
         request.route_path("page.root_cause_whys", number=42, cause=c) for c in (1, 2)]
 
 
+def test_parts_that_are_not_whole_numbers_are_quoted_as_pyramid_quotes_them(registry: Any) -> None:
+    """Only whole numbers are written into a route's format string; text,
+    which may need quoting, goes through the route's generator."""
+    request = Request.blank("/")
+    request.registry = registry
+    apply_request_extensions(request)
+    for number in (42, "4 2/x", "élan", True, -3):
+        assert route_path(request, "page.incident_edit", number=number) == request.route_path(
+            "page.incident_edit", number=number)
+    assert route_path(request, "page.incident_edit", number="4 2/x") == "/incidents/4%202/x/edit"
+
+
 def test_an_unknown_route_is_an_error_as_with_pyramid(registry: Any) -> None:
     request = Request.blank("/")
     request.registry = registry
