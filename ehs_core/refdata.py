@@ -32,6 +32,7 @@ from pyramid.request import Request
 from sqlalchemy import event, inspect, update
 from sqlalchemy.orm import Session
 
+from ehs_core.security import identity_of
 from ehs_core.users.models import Organization
 
 T = TypeVar("T")
@@ -61,7 +62,7 @@ def track_reference_model(config: Configurator, model: type,
 
 
 def reference_version(request: Request) -> int | None:
-    identity = request.identity
+    identity = identity_of(request)
     return getattr(identity, "reference_version", None) if identity is not None else None
 
 
@@ -73,7 +74,7 @@ def cached(request: Request, key: Hashable, load: Callable[[Request], T]) -> T:
         # (A request that changed reference data reads its own changes.)
         return load(request)
     store: dict[Any, tuple[int, Any]] = request.registry.setdefault(CACHE_KEY, {})
-    full_key = (request.identity.account.organization_id, key)
+    full_key = (identity_of(request).account.organization_id, key)
     hit = store.get(full_key)
     if hit is not None and hit[0] == version:
         return hit[1]

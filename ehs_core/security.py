@@ -109,6 +109,19 @@ ROLE_PRINCIPALS: dict[str, tuple[str, ...]] = {
 IdentityProvider = Callable[[Request], Identity | None]
 
 
+# Where the policy keeps the request's identity once it has worked it out.
+IDENTITY = "ehs.identity"
+
+
+def identity_of(request: Request) -> Identity | None:
+    """`request.identity`, read from where the policy keeps it once it has
+    worked it out: Pyramid's property looks the policy up in the registry
+    on every call, and the incident page asks thirty-odd times (each
+    cached value of `ehs_core.refdata`, the menu, the layout)."""
+    environ = request.environ
+    return environ[IDENTITY] if IDENTITY in environ else request.identity
+
+
 class SecurityPolicy:
     """Asks each registered identity provider in turn; caches per request."""
 
@@ -117,14 +130,14 @@ class SecurityPolicy:
 
     def identity(self, request: Request) -> Identity | None:
         cache = request.environ
-        if "ehs.identity" not in cache:
+        if IDENTITY not in cache:
             found = None
             for provider in request.registry.get("identity_providers", []):
                 found = provider(request)
                 if found is not None:
                     break
-            cache["ehs.identity"] = found
-        return cache["ehs.identity"]
+            cache[IDENTITY] = found
+        return cache[IDENTITY]
 
     def authenticated_userid(self, request: Request) -> int | None:
         identity = self.identity(request)

@@ -21,6 +21,7 @@ from pyramid.interfaces import IRendererFactory
 from pyramid.request import Request
 from pyramid_jinja2 import IJinja2Environment
 
+from ehs_core.security import identity_of
 from ehs_core.ui.directives import (
     add_dashboard_card,
     add_incident_list_tool,
@@ -173,7 +174,7 @@ def layout_values(event: BeforeRender) -> None:
     renderer = event.get("renderer_name") or ""
     if request is None or not renderer.endswith(".html"):
         return
-    identity = request.identity
+    identity = identity_of(request)
     signed_in = bool(identity and identity.is_user)
     event.setdefault("nav", nav_items(request) if signed_in else [])
     event.setdefault("nav_html", nav_html(request, event["nav"]))
@@ -186,5 +187,7 @@ def layout_values(event: BeforeRender) -> None:
             organization = request.dbsession.get(Organization, identity.account.organization_id)
             organization = {"name": organization.name} if organization is not None else None
         event["organization_name"] = organization["name"] if organization is not None else None
-    key = request.GET.get("notice")
+    # The query string is parsed only when it could name a notice (as the
+    # locale negotiator reads it).
+    key = request.GET.get("notice") if "notice" in request.environ.get("QUERY_STRING", "") else None
     event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

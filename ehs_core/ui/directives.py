@@ -19,6 +19,7 @@ from ehs_core.db import CursorRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.extensions import SectionColumn, read_also, read_with_sections
 from ehs_core.incidents.queues import queues_version
+from ehs_core.security import identity_of
 
 # provider(request, ...) -> the template's variables, or None to show nothing.
 Provider = Callable[..., dict[str, Any] | None]
@@ -220,7 +221,7 @@ def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
     PostgreSQL), and counts afresh without keeping them."""
     if not expressions or not all(follows) or request.method not in ("GET", "HEAD"):
         return MenuCounts(expressions, follows)
-    identity = request.identity
+    identity = identity_of(request)
     key = (identity.account.organization_id, identity.user_id, tuple(identity.principals),
            tuple(map(id, expressions)))
     return MenuCounts(expressions, follows, key, _KEPT_COUNTS.get(key))
@@ -262,7 +263,7 @@ def read_menu_with_sections(request: Request, incident_id: int | None = None) ->
     menu's round trip was a sixth of the page at 100,000 incidents).
     `incident_id` None: the incident of the request's context, asked before
     it is read (the page's context factory reads it with its sections)."""
-    identity = request.identity
+    identity = identity_of(request)
     if identity is None or not identity.is_user:
         return
     shown, pending, counts = _menu(request)
@@ -322,7 +323,7 @@ def _entries(request: Request) -> list[tuple[NavItem, str]]:
     set of principals (the menu's contexts grant by role, like the core's
     Root): their permission checks and paths were half of the menu's cost."""
     kept = request.registry.setdefault("ui.nav_entries", {})
-    identity = request.identity
+    identity = identity_of(request)
     key = (request.script_name, tuple(identity.principals) if identity is not None else ())
     found = kept.get(key)
     if found is None:
@@ -344,7 +345,8 @@ def badge_parameters(request: Request) -> dict[str, int]:
     (`bindparam("organization")`). So an expression can be built once, and
     its SQL compiled once, rather than on every page (building and compiling
     the core's counts cost a fifth of the list page's CPU)."""
-    return {"me": request.identity.user_id, "organization": request.identity.account.organization_id}
+    identity = identity_of(request)
+    return {"me": identity.user_id, "organization": identity.account.organization_id}
 
 
 def _on_cursor(request: Request, expression: ColumnElement[Any]) -> bool:
