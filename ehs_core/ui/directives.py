@@ -227,6 +227,49 @@ def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
     return MenuCounts(expressions, follows, key, _KEPT_COUNTS.get(key))
 
 
+# Each person's finished menu on each page (its entries with their badges)
+# and the queues' version its counts were read at, kept by the worker where
+# every badge follows the queues: building the entries, their counts' key
+# and the read of their SQL again was most of the menu's cost on a page,
+# for the same menu until the version moves. (version, entries); callers
+# read the entries and never change them.
+_KEPT_MENUS: dict[tuple[Any, ...], tuple[int, list[dict[str, Any]]]] = {}
+# The kept menu a page is showing: (its key, what was kept, the incident).
+_KEPT_MENU = "ehs.menu.kept"
+# The version the counts this request kept were read at.
+_COUNTED_AT = "ehs.menu.counted_at"
+_VERSION_READ = "ui.menu.version"
+
+
+def _menu_key(request: Request) -> tuple[Any, ...] | None:
+    """Whose menu on which page, when the worker may keep it: a safe request
+    of a signed-in person (as for `_menu_counts`), every registered badge
+    following the queues."""
+    if request.method not in ("GET", "HEAD"):
+        return None
+    identity = identity_of(request)
+    if identity is None or not identity.is_user:
+        return None
+    registry = request.registry
+    follow = registry.get("ui.nav_badges_follow")
+    if follow is None:
+        follow = registry["ui.nav_badges_follow"] = all(
+            item.badge is None or item.badge_follows_queues for item in registry.get("ui.nav_items", []))
+    if not follow:
+        return None
+    route = request.matched_route
+    return (identity.account.organization_id, identity.user_id, tuple(identity.principals),
+            request.script_name, route.name if route is not None else None)
+
+
+def _keep_menu(request: Request, key: tuple[Any, ...] | None, shown: list[dict[str, Any]]) -> None:
+    version = request.environ.pop(_COUNTED_AT, None)
+    if key is not None and version is not None:
+        if len(_KEPT_MENUS) >= _COUNTS_KEPT:
+            _KEPT_MENUS.clear()
+        _KEPT_MENUS[key] = (version, shown)
+
+
 def _counted(request: Request, counts: MenuCounts, values: Any) -> list[Any]:
     """The badges' counts from what SQL read (`counts.columns`): the kept
     ones while the queues' version is the one they were counted at, else
@@ -237,6 +280,7 @@ def _counted(request: Request, counts: MenuCounts, values: Any) -> list[Any]:
     kept = counts.kept
     if kept is not None:
         if version == kept[0]:
+            request.environ[_COUNTED_AT] = version
             return list(kept[1])
         counts = MenuCounts(counts.expressions, counts.follows, counts.key)
         version, *found = _read_counts(request, counts)
@@ -244,6 +288,7 @@ def _counted(request: Request, counts: MenuCounts, values: Any) -> list[Any]:
         if len(_KEPT_COUNTS) >= _COUNTS_KEPT:  # one per person at most; forget them all now and then
             _KEPT_COUNTS.clear()
         _KEPT_COUNTS[counts.key] = (version, tuple(found))
+        request.environ[_COUNTED_AT] = version
     return found
 
 
@@ -265,6 +310,13 @@ def read_menu_with_sections(request: Request, incident_id: int | None = None) ->
     it is read (the page's context factory reads it with its sections)."""
     identity = identity_of(request)
     if identity is None or not identity.is_user:
+        return
+    key = _menu_key(request)
+    kept = _KEPT_MENUS.get(key) if key is not None else None
+    if kept is not None:  # the version alone is read, and the menu shown as kept while it stands
+        read_with_sections(request, _VERSION_READ, _column_of(request, queues_version()),
+                           badge_parameters(request))
+        request.environ[_KEPT_MENU] = (key, kept, incident_id)
         return
     shown, pending, counts = _menu(request)
     if not all(_on_cursor(request, column) for column in counts.columns):
@@ -297,16 +349,34 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     an incident's sections, `read_menu_with_sections`); a zero count shows
     no badge."""
     values = None
+    menu = request.environ.pop(_KEPT_MENU, None)
+    now = None  # the version read for a kept menu that it no longer matches
+    if menu is not None:  # read with an incident's sections
+        key, (version, entries), incident_id = menu
+        found, now = read_also(request, _VERSION_READ, _incident_of(request, incident_id))
+        if found and now == version:
+            return entries
+    else:
+        key = _menu_key(request)
+        kept_menu = _KEPT_MENUS.get(key) if key is not None else None
+        if kept_menu is not None:
+            now = _read_version(request)
+            if now == kept_menu[0]:
+                return kept_menu[1]
     kept = request.environ.pop(_WITH_SECTIONS, None)
     if kept is not None:
         shown, pending, counts, names, incident_id = kept
-        if incident_id is None:  # the context's incident (none on an error page)
-            incident_id = getattr(getattr(getattr(request, "context", None), "incident", None), "id", None)
+        incident_id = _incident_of(request, incident_id)
         read = [read_also(request, name, incident_id) for name in names]
         if all(found for found, _ in read):
             values = [value for _, value in read]
     else:
         shown, pending, counts = _menu(request)
+        if now is not None and counts.key is not None:
+            if counts.kept is not None and counts.kept[0] == now:
+                values = (now,)  # counted at this version already (on another page)
+            else:  # at an older one: counted again at once
+                counts = MenuCounts(counts.expressions, counts.follows, counts.key)
     if pending:
         if values is None:
             values = _read_counts(request, counts)
@@ -315,7 +385,23 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     for entry in shown:
         if entry["badge"] is not None:
             entry["badge_text"] = f"{BADGE_LIMIT}+" if entry["badge"] > BADGE_LIMIT else str(entry["badge"])
+    _keep_menu(request, key, shown)
     return shown
+
+
+def _incident_of(request: Request, incident_id: int | None) -> int | None:
+    """`incident_id`, else the context's incident (none on an error page)."""
+    if incident_id is None:
+        incident_id = getattr(getattr(getattr(request, "context", None), "incident", None), "id", None)
+    return incident_id
+
+
+def _read_version(request: Request) -> Any:
+    """The organization's queues version, in a statement of its own."""
+    statement = _badge_statement(request, [queues_version()])
+    parameters = badge_parameters(request)
+    return (statement.first(request, parameters) if isinstance(statement, CursorRead)
+            else read_rows(request, statement, parameters).one())[0]
 
 
 def _entries(request: Request) -> list[tuple[NavItem, str]]:
