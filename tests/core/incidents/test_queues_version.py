@@ -107,3 +107,22 @@ def test_an_action_given_to_someone_else_leaves_their_menu(admin, make_user, sit
     dbsession.execute(update(CorrectiveAction).values(assignee_id=admin.get("/api/auth/me").json["user"]["id"]))
     dbsession.commit()
     assert actions.search(reporter.get("/incidents").text) is None
+
+
+def test_a_kept_menu_is_the_pages_own_and_follows_the_queues(admin, site, count_statements):
+    """Each person's menu is kept by page: each page marks its own entry as
+    the current one however the person moves between them, and after a
+    change every page's menu shows the new count, without counting twice."""
+    current = re.compile(r'<a href="([^"]*)" aria-current="page">')
+    report(admin, site)
+    for _ in range(2):
+        for path in ("/", "/incidents", "/actions", f"/incidents/{1}"):
+            page = admin.get(path).text
+            menu = page.split('class="mainnav"', 1)[1].split("</nav>", 1)[0]
+            assert current.findall(menu) == {"/": ["/"], "/incidents": ["/incidents"],
+                                             "/actions": ["/actions"]}.get(path, [])
+            assert WAITING.search(page)[1] == "1"
+    report(admin, site, "Trip")
+    with count_statements() as counted:
+        assert [waiting(admin, path) for path in ("/incidents", f"/incidents/{1}", "/actions")] == [2, 2, 2]
+    assert sum(1 for s in counted.statements if "investigation_lead_id IS NULL" in s) == 1
