@@ -236,8 +236,6 @@ def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
 _KEPT_MENUS: dict[tuple[Any, ...], tuple[int, list[dict[str, Any]]]] = {}
 # The kept menu a page is showing: (its key, what was kept, the incident).
 _KEPT_MENU = "ehs.menu.kept"
-# The version the counts this request kept were read at.
-_COUNTED_AT = "ehs.menu.counted_at"
 _VERSION_READ = "ui.menu.version"
 
 
@@ -262,41 +260,44 @@ def _menu_key(request: Request) -> tuple[Any, ...] | None:
             request.script_name, route.name if route is not None else None)
 
 
-def _keep_menu(request: Request, key: tuple[Any, ...] | None, shown: list[dict[str, Any]]) -> None:
-    version = request.environ.pop(_COUNTED_AT, None)
+def _keep_menu(key: tuple[Any, ...] | None, version: int | None, shown: list[dict[str, Any]]) -> None:
     if key is not None and version is not None:
         if len(_KEPT_MENUS) >= _COUNTS_KEPT:
             _KEPT_MENUS.clear()
         _KEPT_MENUS[key] = (version, shown)
 
 
-def _counted(request: Request, counts: MenuCounts, values: Any) -> list[Any]:
+def _counted(request: Request, counts: MenuCounts, values: Any) -> tuple[int | None, list[Any]]:
     """The badges' counts from what SQL read (`counts.columns`): the kept
     ones while the queues' version is the one they were counted at, else
-    counted now (a statement more) and kept with the version."""
+    counted now (a statement more) and kept with the version; and that
+    version (None: the counts are not kept)."""
     if counts.key is None:
-        return list(values)
+        return None, list(values)
     version, *found = values
     kept = counts.kept
     if kept is not None:
         if version == kept[0]:
-            request.environ[_COUNTED_AT] = version
-            return list(kept[1])
+            return version, list(kept[1])
         counts = MenuCounts(counts.expressions, counts.follows, counts.key)
         version, *found = _read_counts(request, counts)
     if version is not None:
         if len(_KEPT_COUNTS) >= _COUNTS_KEPT:  # one per person at most; forget them all now and then
             _KEPT_COUNTS.clear()
         _KEPT_COUNTS[counts.key] = (version, tuple(found))
-        request.environ[_COUNTED_AT] = version
-    return found
+    return version, found
 
 
 def _read_counts(request: Request, counts: MenuCounts) -> Any:
     """The menu's columns in a statement of their own."""
+    return _read_columns(request, list(counts.columns))
+
+
+def _read_columns(request: Request, columns: list[ColumnElement[Any]]) -> Any:
+    """One row of these badge columns (or the queues' version)."""
     if request.autocommit_reads is None:
         request.dbsession.flush()  # a change of this request's counts too
-    statement = _badge_statement(request, list(counts.columns))
+    statement = _badge_statement(request, columns)
     parameters = badge_parameters(request)
     return (statement.first(request, parameters) if isinstance(statement, CursorRead)
             else read_rows(request, statement, parameters).one())
@@ -377,15 +378,17 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
                 values = (now,)  # counted at this version already (on another page)
             else:  # at an older one: counted again at once
                 counts = MenuCounts(counts.expressions, counts.follows, counts.key)
+    version = None
     if pending:
         if values is None:
             values = _read_counts(request, counts)
-        for (entry, _), count in zip(pending, _counted(request, counts, values), strict=True):
+        version, counted = _counted(request, counts, values)
+        for (entry, _), count in zip(pending, counted, strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
         if entry["badge"] is not None:
             entry["badge_text"] = f"{BADGE_LIMIT}+" if entry["badge"] > BADGE_LIMIT else str(entry["badge"])
-    _keep_menu(request, key, shown)
+    _keep_menu(key, version, shown)
     return shown
 
 
@@ -398,10 +401,7 @@ def _incident_of(request: Request, incident_id: int | None) -> int | None:
 
 def _read_version(request: Request) -> Any:
     """The organization's queues version, in a statement of its own."""
-    statement = _badge_statement(request, [queues_version()])
-    parameters = badge_parameters(request)
-    return (statement.first(request, parameters) if isinstance(statement, CursorRead)
-            else read_rows(request, statement, parameters).one())[0]
+    return _read_columns(request, [queues_version()])[0]
 
 
 def _entries(request: Request) -> list[tuple[NavItem, str]]:
