@@ -176,6 +176,9 @@ def layout_values(event: BeforeRender) -> None:
         return
     identity = identity_of(request)
     signed_in = bool(identity and identity.is_user)
+    # Who is signed in, for the layout's user menu (read here once: each
+    # `request.identity` in a template asks the security policy again).
+    event["signed_in_name"] = identity.account.name if signed_in else None
     event.setdefault("nav", nav_items(request) if signed_in else [])
     event.setdefault("nav_html", nav_html(request, event["nav"]))
     event.setdefault("assets", assets(request))
