@@ -73,6 +73,8 @@ def _document(value: Any) -> Any:
     return loads(value) if isinstance(value, str) else value
 
 
+_make = tuple.__new__
+
 # How each kind of column comes back from JSON.
 INSTANT, DATE, FLAG, DOCUMENT = _instant, _date, _flag, _document
 
@@ -93,11 +95,13 @@ def decoder(row: type[NamedTuple], order: tuple[str, ...] | None = None,
         if not value or value == "[]":
             return []
         rows: Sequence[list[Any]] = loads(value) if isinstance(value, str) else value
-        found = []
-        for values in rows:
-            for index, convert in converters:
+        # A column at a time; each row made by `tuple.__new__`, which is what a
+        # NamedTuple's own `__new__` (a Python function) calls with its values:
+        # a fifth of decoding an incident's history.
+        for index, convert in converters:
+            for values in rows:
                 values[index] = convert(values[index])
-            found.append(row(*values))
+        found = [_make(row, values) for values in rows]
         found.sort(key=key)
         return found
 

@@ -426,6 +426,7 @@ def history_html(request: Request, history: list[HistoryRow], names: dict[int, s
 # of its entry; kept by the worker, bounded.
 _SUMMARIES: dict[tuple[Any, ...], str] = {}
 _SUMMARIES_KEPT = 4096
+_TEXT_OR_NONE = frozenset((str, type(None)))  # a status a summary can be kept by
 
 
 def summary_html(localizer: Any, action: str, changes: dict[str, Any] | None) -> str:
@@ -441,7 +442,7 @@ def summary_html(localizer: Any, action: str, changes: dict[str, Any] | None) ->
     else:
         status = changes.get("status")
         old, new = (status.get("old"), status.get("new")) if isinstance(status, dict) else (None, None)
-        if not (isinstance(old, str | None) and isinstance(new, str | None)):
+        if not (type(old) in _TEXT_OR_NONE and type(new) in _TEXT_OR_NONE):
             return output_escape(summary(localizer, action, changes))  # not a status: not kept
         key = (localizer.locale_name, action, isinstance(status, dict), old, new,
                () if action == MOVED else tuple(changes))
