@@ -12,6 +12,11 @@ moves least. `--cprofile` prints cProfile's top functions over one more round
 `--cold` times each request after emptying the CPU's caches (what a
 gunicorn worker meets among its siblings; see `cold`).
 
+`--misses` counts, under callgrind's simulation of this machine's caches,
+the instructions and the cache misses of each request after the caches are
+emptied (`count_misses`): the cold cost, in figures that do not move with
+the machine's load (round 13).
+
 `--instructions` runs the same under valgrind's callgrind and prints the
 instructions one request executes in this process (Python, SQLAlchemy,
 psycopg; PostgreSQL's own work is another process): a count that does not
@@ -82,6 +87,51 @@ def count_instructions(argv: list[str], n: int) -> int:
     return 0
 
 
+# What callgrind counts with its cache simulation, in the order it prints them.
+CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+
+
+def count_misses(argv: list[str], n: int) -> int:
+    """Run this command again under callgrind with its cache simulation, each
+    of `n` requests after the caches are emptied, and once more switching
+    around nothing; print the difference per request: instructions, first-
+    level misses (I1mr: code, D1mr/D1mw: data) and last-level misses (LL:
+    ILmr + DLmr + DLmw, each a trip to memory). Under gunicorn a worker
+    meets its caches mostly cold, and a request that runs much Python code
+    once (a page's template, its helpers) pays for its misses more than for
+    its instructions: these are the figures to compare two versions of a
+    page by, on a machine whose speed drifts (round 13)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("bench.cpu: --misses needs valgrind (the Debian package valgrind)")
+    totals = []
+    for extra in ([], ["--noop"]):
+        with tempfile.TemporaryDirectory() as tmp:
+            command = [valgrind, "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes",
+                       f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, "-m", "bench.cpu",
+                       *argv, "--callgrind", "--cache-sim", *extra]
+            done = subprocess.run(command,  # noqa: S603
+                                  capture_output=True, text=True, check=False,
+                                  env={**os.environ, "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : ([\d ]+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            print(done.stdout[-2000:], done.stderr[-2000:])
+            return 1
+        totals.append([int(v) for v in found.group(1).split()])
+    per = {name: (a - b) / n for name, a, b in zip(CACHE_EVENTS, *totals, strict=True)}
+    last_level = per["ILmr"] + per["DLmr"] + per["DLmw"]
+    print(f"{' '.join(argv)}: per request, caches emptied before each "
+          f"(callgrind's simulation, {n} requests): "
+          f"{per['Ir'] / 1e6:.3f} M instructions, I1 misses {per['I1mr'] / 1e3:.1f} k, "
+          f"D1 misses {(per['D1mr'] + per['D1mw']) / 1e3:.1f} k, LL misses {last_level / 1e3:.1f} k")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cpu", description=__doc__)
     parser.add_argument("path")
@@ -100,10 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true",
                         help="the CPU's caches emptied before each request (as a worker finds them under "
                              "gunicorn's other workers): the median wall time of -n x --rounds requests")
+    parser.add_argument("--misses", action="store_true",
+                        help="instructions and cache misses per request with the caches emptied before "
+                             "each, from valgrind's cache simulation over -n requests")
+    parser.add_argument("--noop", action="store_true",
+                        help="(what --misses runs to subtract) instrument nothing but the switching")
     parser.add_argument("--callgrind", action="store_true",
                         help="(what --instructions runs) under `valgrind --tool=callgrind "
                              "--instr-atstart=no`: instrument -n requests only")
+    parser.add_argument("--cache-sim", action="store_true",
+                        help="(what --misses runs) with the caches simulated")
     args = parser.parse_args(argv)
+    if args.misses:
+        return count_misses([arg for arg in (argv if argv is not None else sys.argv[1:])
+                             if arg != "--misses"], args.n)
     if args.instructions:
         return count_instructions([arg for arg in (argv if argv is not None else sys.argv[1:])
                                    if arg != "--instructions"], args.n)
@@ -167,10 +227,23 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run([control, "-i", state, str(os.getpid())], check=True,  # noqa: S603
                            capture_output=True)
 
-        instrument("on")
-        for _ in range(args.n):
-            once()
-        instrument("off")
+        if args.cache_sim:
+            # Each request alone, after a write to every line of a buffer
+            # larger than the simulated caches; `--noop` switches around
+            # nothing, to subtract what switching itself counts.
+            flush = bytearray(FLUSH_BYTES)
+            line = b"\x01" * (FLUSH_BYTES // 64)
+            for _ in range(args.n):
+                flush[::64] = line
+                instrument("on")
+                if not args.noop:
+                    once()
+                instrument("off")
+        else:
+            instrument("on")
+            for _ in range(args.n):
+                once()
+            instrument("off")
         print(f"{args.method} {args.path}: {args.n} requests instrumented; answers {statuses}")
         return 0
     if args.cold:
