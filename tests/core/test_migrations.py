@@ -218,10 +218,21 @@ def test_migrating_a_database_with_incidents_counts_their_words(empty_database, 
 
 
 def start(settings: dict[str, Any]) -> Any:
+    """The WSGI app as a web process starts it, its job runner stopped and
+    finished before the test goes on. A web process's runner queues the
+    clock's jobs at once; started on the tenth minute it runs the purge, and
+    a runner left running after its test failed that purge on the test's
+    removed database while later tests ran. Its traceback, formatted on the
+    runner's thread (Python 3.11 parses each line for its carets), is the
+    likely partner of a later test's `ast.parse` failing once in CI with
+    "AST constructor recursion depth mismatch": CPython 3.11 keeps that
+    depth in state every thread shares."""
     app = ehs_core.main({}, **settings)
     runner = app.registry.get("job_runner")
     if runner is not None:
         runner.stop()
+        if runner.is_alive():
+            runner.join(10)
     app.registry["db.engine"].dispose()
     return app
 
