@@ -148,6 +148,15 @@ def test_only_a_safety_manager_may_close_after_verification(team, site):
     form = form_with(team["manager"].get(f"/incidents/{number}"), f"/incidents/{number}/transition")
     form.submit("to", value="closed", status=302)
     assert team["manager"].get(f"/api/incidents/{number}").json["status"] == "closed"
+    # A closed incident's one move is its reopening, said so on its button (as
+    # the API allows it: a safety manager's, not a supervisor's).
+    closed = team["manager"].get(f"/incidents/{number}")
+    assert "Reopen for investigation" in closed.text and "Move to Investigation" not in closed.text
+    assert "Reopen for" not in team["supervisor"].get(f"/incidents/{number}").text
+    form_with(closed, f"/incidents/{number}/transition").submit("to", value="investigation", status=302)
+    reopened = team["manager"].get(f"/api/incidents/{number}").json
+    assert reopened["status"] == "investigation" and reopened["closedAt"] is None
+    assert "Reopen for" not in team["manager"].get(f"/incidents/{number}").text
 
 
 def test_comments_by_form_and_by_htmx(team, site):
