@@ -323,6 +323,9 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     zone_name = incident_zone_name(request, incident)
     statuses = list(Status)
     status_index = statuses.index(Status(incident.status))
+    # A closed incident's one move is its reopening (the spec's word): its
+    # button says so, where "Move to Investigation" read as a step on.
+    reopening = incident.status == Status.closed
     values = {
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
@@ -331,13 +334,10 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "zone": zone_name,
         "stepper_html": shared_fragment(request, "incidents/stepper.html", (status_index,),
                                         statuses=statuses, status_index=status_index),
-        # A closed incident's one move is its reopening (the spec's word):
-        # its button says so, where "Move to Investigation" read as a step on.
         "moves_html": shared_fragment(request, "incidents/moves.html",
-                                      (incident.status == Status.closed,
-                                       *((t["to"], t.get("blockedReason")) for t in transitions)),
+                                      (reopening, *((t["to"], t.get("blockedReason")) for t in transitions)),
                                       transitions=transitions, blocked_anchors=BLOCKED_ANCHORS,
-                                      reopening=incident.status == Status.closed),
+                                      reopening=reopening),
         **(people := people_values(request, incident)),
         "history_html": history_html(request, people["history"], people["comment_authors"], zone_name),
         "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
