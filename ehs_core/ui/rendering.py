@@ -13,7 +13,7 @@ from babel import Locale
 from babel.dates import format_timedelta
 from babel.numbers import format_decimal
 from jinja2 import Environment, Template, TemplateNotFound, nodes, pass_context
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.ext import Extension
 from jinja2.lexer import Token, TokenStream
 from jinja2.nodes import EvalContext
@@ -409,7 +409,9 @@ def ascii_html(text: str) -> str:
 class OutputTemplate(Template):
     """A template whose outputs are escaped by `output_escape`: the name
     `escape` in the compiled module is the one place Jinja's code generator
-    escapes an output (`CodeGenerator._output_child_pre`)."""
+    escapes an output (`CodeGenerator._output_child_pre`); a text value is
+    escaped by markupsafe's C function itself (`JoinedOutput`), and what a
+    render writes is made ASCII once, at its end (`ascii_html`)."""
 
     @classmethod
     def from_code(cls, environment: Environment, code: Any, globals: Any,
@@ -417,6 +419,8 @@ class OutputTemplate(Template):
         namespace: dict[str, Any] = {"environment": environment, "__file__": code.co_filename}
         exec(code, namespace)  # noqa: S102 (Jinja's own compiled template, as Template.from_code does)
         namespace["escape"] = output_escape
+        namespace["escape_text"] = _escape_inner
+        namespace["MISSING"] = _MISSING
         template = cls._from_namespace(environment, namespace, globals)
         template._uptodate = uptodate
         return template
@@ -435,7 +439,7 @@ class OutputTemplate(Template):
                     pass  # made from a string: no source to compile again
                 else:
                     return template.render(*args, **kwargs)
-        return super().render(*args, **kwargs)
+        return ascii_html(super().render(*args, **kwargs))
 
 
 class JoinedOutput(CodeGenerator):
@@ -448,7 +452,50 @@ class JoinedOutput(CodeGenerator):
     per run makes a tenth as many. The text and the order of evaluation are
     Jinja's own: the pieces are the ones `CodeGenerator.visit_Output` makes
     (copied from Jinja 3.1, with its constant folding), and a buffered frame
-    (a macro's or a `{% set %}` block's) is left to Jinja."""
+    (a macro's or a `{% set %}` block's) is left to Jinja.
+
+    Three of Jinja's calls are written out where a page makes them most,
+    each a Python function call a hundred times a page: an output that is
+    text is escaped by markupsafe's C function directly (`escape_text`),
+    anything else by `output_escape`; and `value.name` and `value["name"]`
+    of a plain dict are the dict's item, read in place, where the item is
+    there and the name is no attribute of a dict (anything else goes to the
+    environment's `getattr` and `getitem`, as Jinja has it). The values and
+    their order of evaluation are Jinja's; `_o`, `_d` and `_e` are the
+    generated code's own names (Jinja's are `l_…`, `t_…` and `environment`)."""
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape or finalize.src is not None:
+            return super()._output_child_pre(node, frame, finalize)
+        self.write("(escape_text(_e) if type(_e := (")
+        return None
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape or finalize.src is not None:
+            return super()._output_child_post(node, frame, finalize)
+        self.write(")) is str else escape(_e))")
+        return None
+
+    @optimizeconst
+    def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        if self.environment.is_async or node.attr in _DICT_ATTRIBUTES:
+            return super().visit_Getattr(node, frame)
+        self._dict_item(node.node, repr(node.attr), "getattr", frame)
+        return None
+
+    @optimizeconst
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if (self.environment.is_async or not isinstance(node.arg, nodes.Const)
+                or type(node.arg.value) not in (str, int)):
+            return super().visit_Getitem(node, frame)
+        self._dict_item(node.node, repr(node.arg.value), "getitem", frame)
+        return None
+
+    def _dict_item(self, value: nodes.Expr, key: str, fallback: str, frame: Frame) -> None:
+        self.write("(_d if type(_o := ")
+        self.visit(value, frame)
+        self.write(f") is dict and (_d := _o.get({key}, MISSING)) is not MISSING "
+                   f"else environment.{fallback}(_o, {key}))")
 
     def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
         if frame.buffer is not None:

@@ -126,6 +126,37 @@ def test_templates_escape_what_they_output_and_keep_what_is_safe():
                     "<i>&lt;b&gt;x&lt;/b&gt;</i></p><u>&lt;b&gt;x&lt;/b&gt;</u>")
 
 
+def test_outputs_and_dict_lookups_written_out_answer_as_jinjas_own():
+    """`JoinedOutput` escapes a text output by markupsafe's C function and
+    reads `d.name` and `d["name"]` of a plain dict in place: each answer is
+    plain Jinja's, for text, Markup, numbers, None, a dict item that is
+    there or not, a dict's own attribute (`d.items`), a dict subclass, an
+    object's attribute, a nested lookup and a list's index; and a page is
+    written in ASCII whatever its values hold."""
+
+    class Thing:
+        name = "<thing>"
+
+    class Mapping(dict):
+        name = "attribute"
+
+    source = ("{{ text }}|{{ safe }}|{{ count }}|{{ nothing }}|{{ d.name }}|{{ d['name'] }}|"
+              "{{ d.absent }}|{{ d['absent'] }}|{{ d.items is callable }}|{{ d['items'] }}|"
+              "{{ sub.name }}|{{ sub['name'] }}|{{ thing.name }}|{{ thing['name'] }}|"
+              "{{ d.inner.deeper }}|{{ d['inner']['deeper'] }}|{{ seq[1] }}|{{ d[7] }}|{{ accent }}")
+    values = {"text": "<b>\"x\" & 'y'</b>", "safe": Markup("<i>kept</i>"), "count": 3, "nothing": None,
+              "d": {"name": "<n>", "items": "an item", "inner": {"deeper": "<deep>"}, 7: "seven"},
+              "sub": Mapping(name="item"), "thing": Thing(), "seq": ["a", "<b>"], "accent": "Zoë → ok"}
+    plain = Environment(autoescape=True).from_string(source).render(values)
+    environment = Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
+    setup(environment, None)
+    ours = environment.from_string(source).render(values)
+    assert ours.isascii()
+    assert ours == ascii_html(plain)
+    assert unescape(ours).split("|")[0] == values["text"]
+    assert "_o.get('name', MISSING)" in environment.compile(source, raw=True)
+
+
 def test_nl2br_escapes_the_text_and_breaks_its_lines():
     assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup(
         "Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
