@@ -177,6 +177,11 @@ def test_comments_by_form_and_by_htmx(team, site):
 
 def test_edit_is_for_supervisors_and_shows_field_errors(team, site):
     number = report(team["reporter"], site)["number"]
+    edit_link = f'href="/incidents/{number}/edit"'
+    # The button is shown to whom the API lets edit (its `can.update`), and only to them.
+    assert team["reporter"].get(f"/api/incidents/{number}").json["can"]["update"] is False
+    assert edit_link not in team["reporter"].get(f"/incidents/{number}").text
+    assert edit_link in team["supervisor"].get(f"/incidents/{number}").text
     team["reporter"].get(f"/incidents/{number}/edit", status=403)
     page = team["supervisor"].get(f"/incidents/{number}/edit")
     form = form_with(page, f"/incidents/{number}/edit")
