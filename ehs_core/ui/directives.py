@@ -190,8 +190,19 @@ class MenuCounts:
 # count's plan set up even when the "99+" short-cut leaves it unrun) was a
 # fifth of the incident page with the CPU's caches cold, and they change
 # far less often than people open pages.
-_KEPT_COUNTS: dict[tuple[Any, ...], tuple[int, tuple[Any, ...]]] = {}
+# Kept in the app's registry: two apps in one process (a test's app
+# without a plugin, say) have menus of their own.
+_KEPT_COUNTS = "ui.kept_counts"
 _COUNTS_KEPT = 4096
+
+
+def _kept(request: Request, name: str) -> dict[tuple[Any, ...], Any]:
+    """What the worker keeps for this app under `name` (`_KEPT_COUNTS`, `_KEPT_MENUS`)."""
+    registry = request.registry
+    found = registry.get(name)
+    if found is None:
+        found = registry[name] = {}
+    return found
 
 
 def _menu(request: Request) -> tuple[list[dict[str, Any]], Pending, MenuCounts]:
@@ -224,7 +235,7 @@ def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
     identity = identity_of(request)
     key = (identity.account.organization_id, identity.user_id, tuple(identity.principals),
            tuple(map(id, expressions)))
-    return MenuCounts(expressions, follows, key, _KEPT_COUNTS.get(key))
+    return MenuCounts(expressions, follows, key, _kept(request, _KEPT_COUNTS).get(key))
 
 
 # Each person's finished menu on each page (its entries with their badges)
@@ -233,7 +244,7 @@ def _menu_counts(request: Request, expressions: tuple[ColumnElement[Any], ...],
 # and the read of their SQL again was most of the menu's cost on a page,
 # for the same menu until the version moves. (version, entries); callers
 # read the entries and never change them.
-_KEPT_MENUS: dict[tuple[Any, ...], tuple[int, list[dict[str, Any]]]] = {}
+_KEPT_MENUS = "ui.kept_menus"
 # The kept menu a page is showing: (its key, what was kept, the incident).
 _KEPT_MENU = "ehs.menu.kept"
 _VERSION_READ = "ui.menu.version"
@@ -260,11 +271,13 @@ def _menu_key(request: Request) -> tuple[Any, ...] | None:
             request.script_name, route.name if route is not None else None)
 
 
-def _keep_menu(key: tuple[Any, ...] | None, version: int | None, shown: list[dict[str, Any]]) -> None:
+def _keep_menu(request: Request, key: tuple[Any, ...] | None, version: int | None,
+               shown: list[dict[str, Any]]) -> None:
     if key is not None and version is not None:
-        if len(_KEPT_MENUS) >= _COUNTS_KEPT:
-            _KEPT_MENUS.clear()
-        _KEPT_MENUS[key] = (version, shown)
+        kept = _kept(request, _KEPT_MENUS)
+        if len(kept) >= _COUNTS_KEPT:
+            kept.clear()
+        kept[key] = (version, shown)
 
 
 def _counted(request: Request, counts: MenuCounts, values: Any) -> tuple[int | None, list[Any]]:
@@ -282,9 +295,10 @@ def _counted(request: Request, counts: MenuCounts, values: Any) -> tuple[int | N
         counts = MenuCounts(counts.expressions, counts.follows, counts.key)
         version, *found = _read_counts(request, counts)
     if version is not None:
-        if len(_KEPT_COUNTS) >= _COUNTS_KEPT:  # one per person at most; forget them all now and then
-            _KEPT_COUNTS.clear()
-        _KEPT_COUNTS[counts.key] = (version, tuple(found))
+        kept_counts = _kept(request, _KEPT_COUNTS)
+        if len(kept_counts) >= _COUNTS_KEPT:  # one per person at most; forget them all now and then
+            kept_counts.clear()
+        kept_counts[counts.key] = (version, tuple(found))
     return version, found
 
 
@@ -313,7 +327,7 @@ def read_menu_with_sections(request: Request, incident_id: int | None = None) ->
     if identity is None or not identity.is_user:
         return
     key = _menu_key(request)
-    kept = _KEPT_MENUS.get(key) if key is not None else None
+    kept = _kept(request, _KEPT_MENUS).get(key) if key is not None else None
     if kept is not None:  # the version alone is read, and the menu shown as kept while it stands
         read_with_sections(request, _VERSION_READ, _column_of(request, queues_version()),
                            badge_parameters(request))
@@ -359,7 +373,7 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
             return entries
     else:
         key = _menu_key(request)
-        kept_menu = _KEPT_MENUS.get(key) if key is not None else None
+        kept_menu = _kept(request, _KEPT_MENUS).get(key) if key is not None else None
         if kept_menu is not None:
             now = _read_version(request)
             if now == kept_menu[0]:
@@ -388,7 +402,7 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     for entry in shown:
         if entry["badge"] is not None:
             entry["badge_text"] = f"{BADGE_LIMIT}+" if entry["badge"] > BADGE_LIMIT else str(entry["badge"])
-    _keep_menu(key, version, shown)
+    _keep_menu(request, key, version, shown)
     return shown
 
 
