@@ -17,7 +17,7 @@ from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.ext import Extension
 from jinja2.lexer import Token, TokenStream
 from jinja2.nodes import EvalContext
-from jinja2.runtime import Context
+from jinja2.runtime import Context, missing
 from markupsafe import Markup, escape
 
 try:  # the C function behind markupsafe.escape (a test pins that they agree)
@@ -406,6 +406,19 @@ def ascii_html(text: str) -> str:
     return text if text.isascii() else text.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
+class ContextValues(dict):
+    """A page context's values (Jinja's `parent`: the globals, then what
+    the view gave): a name that is not there reads as Jinja's `missing`,
+    so that the compiled code reads a name by the dict's own lookup
+    (`JoinedOutput.write_commons`), where `Context.resolve_or_missing` was
+    a Python call for each of the fifty names a page's functions read."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> Any:
+        return missing
+
+
 class OutputTemplate(Template):
     """A template whose outputs are escaped by `output_escape`: the name
     `escape` in the compiled module is the one place Jinja's code generator
@@ -421,9 +434,22 @@ class OutputTemplate(Template):
         namespace["escape"] = output_escape
         namespace["escape_text"] = _escape_inner
         namespace["MISSING"] = _MISSING
+        namespace["ContextValues"] = ContextValues
         template = cls._from_namespace(environment, namespace, globals)
         template._uptodate = uptodate
         return template
+
+    def new_context(self, vars: dict[str, Any] | None = None, shared: bool = False,
+                    locals: Any = None) -> Context:
+        """Jinja's new context, its values a `ContextValues` (a context that
+        shares its caller's values, or is given locals, is Jinja's own)."""
+        if shared or locals:
+            return super().new_context(vars, shared, locals)
+        values = ContextValues(self.globals)
+        if vars:
+            values.update(vars)
+        return self.environment.context_class(self.environment, values, self.name, self.blocks,
+                                              globals=self.globals)
 
     def render(self, *args: Any, **kwargs: Any) -> str:
         """Rendered by the template compiled for the request's locale (its
@@ -463,6 +489,18 @@ class JoinedOutput(CodeGenerator):
     environment's `getattr` and `getitem`, as Jinja has it). The values and
     their order of evaluation are Jinja's; `_o`, `_d` and `_e` are the
     generated code's own names (Jinja's are `l_…`, `t_…` and `environment`)."""
+
+    def write_commons(self) -> None:
+        """Jinja's preamble of a root or block function, except that a name
+        is read from the context's values by their own lookup when the
+        context has them as a `ContextValues` and nothing was set at the
+        top level (Jinja reads `context.vars` first): a C call for each
+        name, where `resolve_or_missing` is a Python one."""
+        super().write_commons()
+        self.writeline("if not context.vars and context.parent.__class__ is ContextValues:")
+        self.indent()
+        self.writeline("resolve = context.parent.__getitem__")
+        self.outdent()
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape or finalize.src is not None:

@@ -157,6 +157,33 @@ def test_outputs_and_dict_lookups_written_out_answer_as_jinjas_own():
     assert "_o.get('name', MISSING)" in environment.compile(source, raw=True)
 
 
+def test_names_read_by_the_contexts_own_lookup_answer_as_jinjas():
+    """A page's functions read a name from the context's values by their
+    dict lookup (`ContextValues`, `JoinedOutput.write_commons`) unless
+    something was set at the top level: what a top-level `{% set %}` or an
+    import gives, what an include with context sees, and an unknown name,
+    all read as in plain Jinja."""
+    from jinja2 import DictLoader
+
+    parts = {
+        "base.html": '{% set top = "T" %}<title>{% block title %}{{ top }} {{ name }}{% endblock %}</title>'
+                     "{% block body %}{% endblock %}[{{ unknown }}]{{ top }}",
+        "child.html": '{% extends "base.html" %}{% set child_top = "C" %}{% from "m.html" import m %}'
+                      '{% block body %}{{ name }} {{ child_top }} {{ top }} {{ m(name) }} '
+                      '{% include "part.html" %}{% endblock %}',
+        "part.html": "<{{ name }} {{ child_top }} {{ top }} [{{ unknown }}]>",
+        "m.html": "{% macro m(x) %}({{ x }}{{ name }}){% endmacro %}",
+        "flat.html": '{% set top = "F" %}{{ top }} {{ name }}{% include "part.html" %}',
+    }
+    values = {"name": "<Ann>"}
+    plain = Environment(autoescape=True, loader=DictLoader(parts))
+    ours = Environment(autoescape=True, extensions=["jinja2.ext.i18n"], loader=DictLoader(parts))
+    setup(ours, None)
+    for name in ("child.html", "flat.html", "part.html"):
+        assert ours.get_template(name).render(values) == plain.get_template(name).render(values)
+    assert ours.get_template("child.html").render(values).startswith("<title>T &lt;Ann&gt;</title>")
+
+
 def test_nl2br_escapes_the_text_and_breaks_its_lines():
     assert nl2br("Fell <2 m>\nfrom a ladder & hurt\n") == Markup(
         "Fell &lt;2 m&gt;<br>from a ladder &amp; hurt<br>")
