@@ -205,3 +205,8 @@ def test_every_screen_passes_axe(live, new_page, viewport):
                  "/account", "/no/such/page"):
         page.goto(live.url + path)
         assert_accessible(page)
+        # Nothing but a data table scrolls sideways (WCAG 2.2, 1.4.10 Reflow): the
+        # menu's entries wrap onto more lines on a phone, every one of them in view.
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert page.evaluate("[...document.querySelectorAll('.mainnav a')].every(a => "
+                             "a.getBoundingClientRect().right <= window.innerWidth)")
