@@ -17,7 +17,7 @@ from pyramid.view import view_config
 from sqlalchemy import select
 
 from ehs_core.db import streaming_session
-from ehs_core.incidents.listing import list_query, list_schema
+from ehs_core.incidents.listing import list_query, list_schema, order_of
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import occurred_at
 from ehs_core.security import Permission
@@ -55,15 +55,16 @@ def write_csv(rows: Iterable[list[Any]], target: Any) -> None:
              media="text/csv")
 def export(request: Request) -> Response:
     query = request.validated_query
-    ids = list_query(request, query).with_only_columns(Incident.id).order_by(
-        Incident.number.desc()).limit(MAX_ROWS).subquery()
+    order = order_of(query)  # the list's order (`sort`)
+    ids = (list_query(request, query).with_only_columns(Incident.id).order_by(*order)
+           .limit(MAX_ROWS).subquery())
     stmt = (
         select(Incident, Site.name, Area.name, User.name)
         .join(ids, ids.c.id == Incident.id)
         .join(Site, Site.id == Incident.site_id)
         .outerjoin(Area, Area.id == Incident.area_id)
         .outerjoin(User, User.id == Incident.reporter_id)
-        .order_by(Incident.number.desc())
+        .order_by(*order)
         .execution_options(yield_per=BATCH)
     )
 

@@ -165,18 +165,19 @@ def filters_form(request: Request) -> Markup:
     third of the list page's rendering."""
     selected = {key: request.GET.getall(key) for key in LIST_FILTERS}
     q = request.GET.get("q", "")
+    sort = request.GET.get("sort", "")
 
     def render(_request: Request) -> Markup:
         environment = request.registry.queryUtility(IJinja2Environment, name=".html")
         options = refdata.cached(request, "incident_list_filters", filter_options)
         html = environment.get_template("incidents/filters.html").render(
             request=request, q=q, selected=selected, types=list(IncidentType), severities=list(Severity),
-            statuses=list(Status), filter_options=options)
+            statuses=list(Status), filter_options=options, sort=sort)
         return Markup(html)  # noqa: S704 (an autoescaping template's output)
 
     if q:
         return render(request)
-    key = ("incident_list_filter_form", request.locale_name,
+    key = ("incident_list_filter_form", request.locale_name, sort,
            tuple((k, tuple(v)) for k, v in selected.items() if v))
     return refdata.cached(request, key, render)
 

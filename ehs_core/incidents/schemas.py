@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from enum import StrEnum
 from typing import Any
 
 import colander
@@ -62,10 +63,22 @@ class IncidentUpdateSchema(colander.MappingSchema):
     }
 
 
+class ListOrder(StrEnum):
+    """How the list, its export and its page are sorted (`listing.ORDERS`)."""
+
+    newest = "newest"  # the newest report first (by number): the default
+    oldest = "oldest"  # the oldest report first
+    occurred = "occurred"  # what happened most recently first
+    severity = "severity"  # critical first, then high, medium, low; newest first within each
+
+
 class IncidentQuerySchema(colander.MappingSchema):
     page = field(QueryInt(), missing=1, validator=colander.Range(min=1, max=1_000_000))
     pageSize = field(QueryInt(), missing=25, validator=colander.Range(min=1, max=100))
     q = text(200, missing=None)
+    sort = field(Choice(ListOrder), missing=ListOrder.newest, description=(
+        "newest (the default: the newest report first), oldest, occurred (what happened most recently "
+        "first) or severity (critical first; the newest report first within a severity)"))
 
 
 def enum_query(enum: type) -> colander.SchemaNode:

@@ -75,7 +75,8 @@ def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
 
 # The list's answer. `totalExact` is additive: absent whenever `total` is exact.
 LIST_ANSWER = {"type": "object", "required": ["items", "page", "pageSize", "total"], "properties": {
-    "items": {"type": "array", "items": {"type": "object"}, "description": "the incidents, newest first"},
+    "items": {"type": "array", "items": {"type": "object"},
+              "description": "the incidents in the order `sort` asks (the newest report first by default)"},
     "page": {"type": "integer", "minimum": 1},
     "pageSize": {"type": "integer", "minimum": 1, "maximum": 100},
     "total": {"type": "integer", "minimum": 0,
@@ -89,7 +90,8 @@ LIST_ANSWER = {"type": "object", "required": ["items", "page", "pageSize", "tota
 
 @view_config(route_name="incidents", request_method="GET", renderer="json",
              permission=Permission.signed_in, query=list_schema, answer=LIST_ANSWER,
-             summary="A page of the incidents the caller may see, newest first, and how many match "
+             summary="A page of the incidents the caller may see, the newest first unless `sort` says "
+                     "otherwise, and how many match "
                      f"(a text search counts up to {COUNT_BOUND:,}: see `totalExact`)")
 def list_incidents(request: Request) -> Response | dict:
     found = list_page(request, request.validated_query)

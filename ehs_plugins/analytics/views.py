@@ -83,7 +83,7 @@ ANALYTICS_FILTERS = ("from", "to", "siteId", "type")
 def view_create_schema(registry: Any) -> colander.SchemaNode:
     schema = ViewCreateSchema()
     filters = colander.SchemaNode(colander.Mapping(), name="filters", missing=drop)
-    names = ["q", *(item.name for item in registry.get("incident_filters", [])), *ANALYTICS_FILTERS]
+    names = ["q", "sort", *(item.name for item in registry.get("incident_filters", [])), *ANALYTICS_FILTERS]
     for name in dict.fromkeys(names):
         filters.add(field(FilterValue(nullable=True), missing=drop, name=name))
     schema.add(filters)

@@ -149,6 +149,15 @@ def test_the_export_is_newest_first_and_not_paged(admin):
     assert references(admin, pageSize=1, page=2) == ["INC-0003", "INC-0002", "INC-0001"]
 
 
+def test_the_export_is_in_the_lists_order(admin):
+    site = new_site(admin)
+    for severity in ("low", "critical", "high"):
+        file_report(admin, site["id"], severity=severity)
+    assert references(admin, sort="oldest") == ["INC-0001", "INC-0002", "INC-0003"]
+    assert references(admin, sort="severity") == ["INC-0002", "INC-0003", "INC-0001"]
+    assert export(admin, {"sort": "name"}, status=400).json["issues"][0]["path"] == "sort"
+
+
 def test_the_export_takes_the_list_filters(admin):
     north = new_site(admin, "Plant North")
     south = new_site(admin, "Plant South")

@@ -83,6 +83,51 @@ def test_newest_first(admin):
     assert [i["title"] for i in items] == ["third", "second", "first"]
 
 
+def sorting_fixture(admin) -> None:
+    """Five reports: their numbers, severities and when each happened
+    differ in order (numbers 1-5)."""
+    site = new_site(admin)
+    for severity, occurred in (("low", "2026-03-05T08:00:00-05:00"),
+                               ("critical", "2026-03-01T08:00:00-05:00"),
+                               ("high", "2026-03-04T08:00:00-05:00"),
+                               ("critical", "2026-03-03T08:00:00-05:00"),
+                               ("medium", "2026-03-02T23:30:00-08:00")):
+        file_report(admin, site["id"], severity=severity, occurredAt=occurred)
+
+
+@pytest.mark.parametrize(("sort", "expected"), [
+    ("", [5, 4, 3, 2, 1]),
+    ("newest", [5, 4, 3, 2, 1]),
+    ("oldest", [1, 2, 3, 4, 5]),
+    # 5 happened at 2026-03-03T07:30Z, before 4 (13:00Z) and after 2.
+    ("occurred", [1, 3, 4, 5, 2]),
+    ("severity", [4, 2, 3, 5, 1]),
+])
+def test_the_list_is_sorted_as_asked(admin, sort, expected):
+    sorting_fixture(admin)
+    query = f"?sort={sort}" if sort else ""
+    assert listed_numbers(admin, query) == expected
+    body = listing(admin, f"{query}{'&' if query else '?'}pageSize=2&page=2").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == (expected[2:4], 5)
+
+
+def test_a_sorted_list_keeps_the_filters_and_the_search(admin):
+    sorting_fixture(admin)
+    assert listed_numbers(admin, "?sort=severity&severity=critical&severity=low") == [4, 2, 1]
+    body = listing(admin, "?sort=oldest&q=oil&pageSize=2").json
+    assert ([i["number"] for i in body["items"]], body["total"]) == ([1, 2], 5)
+    assert listed_numbers(admin, "?sort=oldest&q=INC-0003") == [3]
+    assert listing(admin, "?sort=severity&q=nothing-like-this").json["total"] == 0
+
+
+def test_a_sorted_list_shows_a_reporter_only_what_they_may_see(admin, make_user):
+    alice, _ = visibility_fixture(admin, make_user)
+    assert listed_numbers(alice, "?sort=oldest") == [1, 4]
+    assert listed_numbers(alice, "?sort=severity&q=alice") == [4, 1]
+    assert listing(alice, "?sort=occurred&page=2").json == {
+        "items": [], "page": 2, "pageSize": 25, "total": 2}
+
+
 def test_paging(admin):
     site = new_site(admin)
     for _ in range(5):
@@ -120,6 +165,8 @@ def test_page_size_bounds_are_accepted(admin, size):
     ("?severity=extreme", "severity"),
     ("?status=open", "status"),
     ("?siteId=north", "siteId"),
+    ("?sort=title", "sort"),
+    ("?sort=", "sort"),
 ])
 def test_bad_query_parameters_are_400(admin, query, path):
     assert issue_paths(listing(admin, query, status=400)) == {path}

@@ -76,13 +76,34 @@ def test_a_search_with_more_matches_than_it_counts_says_more_than_and_pages_on(t
     assert "More than 3 incidents" in first.text and "Page 1</span>" in first.text
     assert "Page 1 of" not in first.text
     assert "Forklift 7" in first.text and "Forklift 5" not in first.text
-    older = first.click(description="Older")
+    older = first.click(description="Next page")
     assert "More than 4 incidents" in older.text and "Forklift 5" in older.text
     last = browser.get("/incidents", {"q": "forklift", "pageSize": "2", "page": "4"})
     assert "7 incidents" in last.text and "Page 4 of 4" in last.text and "Forklift 1" in last.text
     assert 'rel="next"' not in last.text
     few = browser.get("/incidents", {"q": "ladder"})
     assert "1 incident<" in few.text and "Page 1 of 1" in few.text
+
+
+def test_the_list_sorts_as_chosen_on_every_page_and_in_its_export(team, site):
+    for title, severity in (("Alpha slip", "low"), ("Bravo fall", "critical"), ("Charlie cut", "high")):
+        report(team["admin"], site, title=title, severity=severity)
+    browser = team["supervisor"]
+    first = browser.get("/incidents", {"sort": "severity", "pageSize": "2"})
+    assert first.text.index("Bravo fall") < first.text.index("Charlie cut")
+    assert "Alpha slip" not in first.text
+    assert first.forms["filters"]["sort"].value == "severity"
+    export = re.search(r'href="([^"]*/api/incidents/export[^"]*)"', first.text).group(1)
+    assert "sort=severity" in unescape(export)
+    second = first.click(description="Next page")
+    assert "Alpha slip" in second.text and "Bravo fall" not in second.text
+    assert second.forms["filters"]["sort"].value == "severity"
+    oldest = browser.get("/incidents", {"sort": "oldest"})
+    shown = [oldest.text.index(title) for title in ("Alpha slip", "Bravo fall", "Charlie cut")]
+    assert shown == sorted(shown)
+    wrong = browser.get("/incidents", {"sort": "title"})
+    assert "sort: Must be one of" in wrong.text
+    assert wrong.text.index("Charlie cut") < wrong.text.index("Alpha slip")  # newest first, as by default
 
 
 def test_htmx_asks_only_for_the_results(team, site):

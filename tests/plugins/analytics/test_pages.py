@@ -40,3 +40,17 @@ def test_a_view_needs_a_name(make_user):
     reporter = make_user("reporter")
     done = reporter.post("/incidents/views", {"name": ""}, status=302)
     assert "view_error=" in done.location and reporter.get("/api/views").json == []
+
+
+def test_a_saved_view_keeps_the_lists_order(make_user):
+    supervisor = make_user("supervisor")
+    page = supervisor.get("/incidents", [("severity", "high"), ("sort", "oldest")])
+    form = save_form(page)
+    form["name"] = "Oldest serious"
+    form.submit(status=302)
+    views = supervisor.get("/api/views", {"page": "incidents"}).json
+    assert [(v["name"], v["filters"]) for v in views] == [
+        ("Oldest serious", {"severity": "high", "sort": "oldest"})]
+    link = supervisor.get("/incidents").html.find("a", string="Oldest serious")
+    assert parse_qs(urlsplit(link["href"]).query) == {"severity": ["high"], "sort": ["oldest"]}
+    assert supervisor.get(link["href"]).forms["filters"]["sort"].value == "oldest"
