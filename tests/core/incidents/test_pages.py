@@ -65,6 +65,31 @@ def test_the_list_filters_by_several_values_and_searches(team, site):
     assert "Cut hand" not in team["supervisor"].get("/incidents", {"q": "smok"}).text
 
 
+def test_the_list_filters_by_several_sites_and_several_areas_ticked_in_its_form(team, site, admin):
+    south = admin.post_json("/api/sites", {"name": "Plant South"}).json["id"]
+    east = admin.post_json("/api/sites", {"name": "Plant East"}).json["id"]
+    dock = admin.post_json(f"/api/sites/{south}/areas", {"name": "Dock"}).json["id"]
+    yard = admin.post_json(f"/api/sites/{east}/areas", {"name": "Yard"}).json["id"]
+    report(team["admin"], site, title="North spill")
+    report(team["admin"], south, title="South spill", areaId=dock)
+    report(team["admin"], east, title="East spill", areaId=yard)
+    report(team["admin"], east, title="East roof")
+    browser = team["supervisor"]
+    form = browser.get("/incidents").forms["filters"]
+    sites = {box._value: box for box in form.fields["siteId"]}
+    assert set(sites) == {str(site), str(south), str(east)} and len(form.fields["areaId"]) == 2
+    sites[str(site)].checked = sites[str(south)].checked = True
+    both = form.submit()
+    assert "North spill" in both.text and "South spill" in both.text
+    assert "East spill" not in both.text and "East roof" not in both.text
+    assert "2 incidents" in both.text
+    areas = browser.get("/incidents", [("areaId", str(dock)), ("areaId", str(yard))])
+    assert "South spill" in areas.text and "East spill" in areas.text and "East roof" not in areas.text
+    ticked = {f._value for f in areas.forms["filters"].fields["areaId"] if f.checked}
+    assert ticked == {str(dock), str(yard)}
+    assert "<details class=\"more-filters\" open>" in areas.text
+
+
 def test_a_search_with_more_matches_than_it_counts_says_more_than_and_pages_on(team, site, monkeypatch):
     from ehs_core.incidents import listing
     monkeypatch.setattr(listing, "COUNT_BOUND", 3)

@@ -169,13 +169,17 @@ def test_filter_the_list_and_export_it(live, new_page):
     sign_in(page, live, "admin@acme.test")
     page.goto(f"{live.url}/incidents")
     assert_accessible(page)
-    page.get_by_text("Type, severity and status").click()
+    page.get_by_text("Type, severity, status, site and area").click()
     page.get_by_label("Injury").check()
     page.get_by_label("Hazard").check()
     page.wait_for_url(re.compile(r"type=injury.*type=hazard|type=hazard.*type=injury"))
     results = page.locator("#results")
     assert "2 incidents" in results.inner_text()
     assert "Oil spill" not in results.inner_text()
+    expect(page.locator("#results tbody tr").first).to_contain_text("Loose rail")  # the newest first
+    page.get_by_label("Sort by").select_option(label="Oldest first")
+    page.wait_for_url(re.compile(r"sort=oldest"))
+    expect(page.locator("#results tbody tr").first).to_contain_text("Cut finger")
     page.get_by_label("Name for these filters").fill("Hurt or could hurt")
     page.get_by_role("button", name="Save view").click()
     expect(page.get_by_text("Saved.")).to_be_visible()
@@ -186,6 +190,7 @@ def test_filter_the_list_and_export_it(live, new_page):
         page.get_by_role("link", name="Export these as CSV").click()
     csv_text = Path(download.value.path()).read_text(encoding="utf-8")
     assert "Cut finger" in csv_text and "Loose rail" in csv_text and "Oil spill" not in csv_text
+    assert csv_text.index("Cut finger") < csv_text.index("Loose rail")  # the saved view's order
     page.get_by_label("Incident number").fill("INC-0001")
     page.get_by_role("button", name="Go").click()
     expect(page.get_by_role("heading", name="Oil spill")).to_be_visible()
