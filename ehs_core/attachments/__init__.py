@@ -56,6 +56,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.attachments", INCIDENT + "/attachments", factory=FACTORY)
     config.add_route("attachment", r"/api/attachments/{id:\d{1,9}}",
                      factory="ehs_core.attachments.views.attachment_factory")
+    config.add_route("attachment.preview", r"/api/attachments/{id:\d{1,9}}/preview",
+                     factory="ehs_core.attachments.views.attachment_factory")
     config.add_incident_section("attachments", column=attachments_column, decode=attachments_section,
                                 detail_only=True, fresh=list)
     config.scan(".views")

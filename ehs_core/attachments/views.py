@@ -13,7 +13,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 
-from ehs_core.attachments import attachment_json
+from ehs_core.attachments import attachment_json, thumbnails
 from ehs_core.attachments.backends import Missing
 from ehs_core.attachments.models import Attachment
 from ehs_core.attachments.storage import max_upload_bytes, open_stored, remove_attachment, save_upload
@@ -81,6 +81,31 @@ def download(context: AttachmentContext, request: Request) -> Response:
                         last_modified=item.created_at)
     kind = "inline" if item.content_type.startswith("image/") else "attachment"
     response.headers["Content-Disposition"] = content_disposition(kind, item.filename)
+    response.headers["Content-Security-Policy"] = SANDBOX_CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@view_config(route_name="attachment.preview", request_method="GET", permission=Permission.view_incident,
+             media="image/webp")
+def preview(context: AttachmentContext, request: Request) -> Response:
+    """A photo's preview (`thumbnails`): at most 480 pixels on its longer
+    side, as WebP, with the file's own headers; 404 for a file that is no
+    photo (a PDF) or whose photo cannot be read."""
+    item = context.attachment
+    if not thumbnails.previewed(item.content_type):
+        raise HTTPNotFound()
+    try:
+        body = thumbnails.preview(item.storage_name, open_stored(request.registry, item.storage_name))
+    except Missing:
+        log.error("attachment %s has no file %s", item.id, item.storage_name)
+        raise HTTPNotFound() from None
+    except thumbnails.NoPreview as exc:
+        log.warning("attachment %s: no preview (%s)", item.id, exc)
+        raise HTTPNotFound() from None
+    response = Response(body=body, content_type="image/webp", last_modified=item.created_at)
+    response.headers["Content-Disposition"] = content_disposition("inline", item.filename + ".webp")
     response.headers["Content-Security-Policy"] = SANDBOX_CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "private, no-store"

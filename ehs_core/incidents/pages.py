@@ -27,7 +27,7 @@ from pyramid_jinja2 import IJinja2Environment
 from sqlalchemy import select
 
 from ehs_core import refdata
-from ehs_core.attachments import storage
+from ehs_core.attachments import storage, thumbnails
 from ehs_core.audit.timeline import (
     ANONYMOUS,
     MOVED,
@@ -331,6 +331,8 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
         "file_paths": paths_by_id(request, "attachment", [f["id"] for f in item.get("attachments") or ()]),
+        "preview_paths": paths_by_id(request, "attachment.preview", [
+            f["id"] for f in item.get("attachments") or () if thumbnails.previewed(f["contentType"])]),
         "action_paths": paths_by_id(request, "page.action", [a["id"] for a in item.get("actions") or ()]),
         "zone": zone_name,
         "stepper_html": shared_fragment(request, "incidents/stepper.html", (status_index,),

@@ -550,3 +550,55 @@ def test_files_of_an_anonymous_report_keep_no_original_name(reporter, supervisor
     named = report(reporter, site)
     assert upload(reporter, named, "dock 3.png", samples.png(seed=4), "image/png").json["filename"] == \
         "dock 3.png"
+
+
+# --- previews ----------------------------------------------------------------------------------
+
+
+def big_photo(width: int, height: int, fmt: str = "JPEG") -> bytes:
+    """A photo as a phone takes it: large, its left half red, its right half blue."""
+    image = Image.new("RGB", (width, height), (220, 20, 20))
+    image.paste((20, 20, 220), (width // 2, 0, width, height))
+    target = io.BytesIO()
+    image.save(target, format=fmt, quality=90)
+    return target.getvalue()
+
+
+@pytest.mark.parametrize(("fmt", "content_type"), [
+    ("JPEG", "image/jpeg"), ("PNG", "image/png"), ("WEBP", "image/webp"), ("HEIF", "image/heic"),
+])
+def test_a_photo_has_a_small_preview_drawn_from_its_pixels(reporter, number, fmt, content_type):
+    data = big_photo(2000, 1500, fmt)
+    created = upload(reporter, number, "IMG_0003", data, content_type).json
+    response = reporter.get(f"/api/attachments/{created['id']}/preview", status=200)
+    assert response.content_type == "image/webp"
+    assert len(response.body) < len(data) / 4 or len(response.body) < 20_000
+    preview = Image.open(io.BytesIO(response.body))
+    assert preview.format == "WEBP" and preview.size == (480, 360)
+    assert preview.convert("RGB").getpixel((100, 180))[0] > 150  # the red half on the left
+    assert preview.convert("RGB").getpixel((380, 180))[2] > 150  # the blue half on the right
+    assert dict(preview.getexif()) == {}
+    assert response.headers["Content-Security-Policy"].startswith("sandbox")
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Cache-Control"] == "private, no-store"
+
+
+def test_a_rotated_photos_preview_stands_as_the_photo_does(reporter, number):
+    data = samples.photo_with_metadata("JPEG", orientation=6)
+    created = upload(reporter, number, "IMG_0004.jpg", data, "image/jpeg").json
+    preview = Image.open(io.BytesIO(reporter.get(f"/api/attachments/{created['id']}/preview").body))
+    assert preview.size == (8, 16)  # small photos are not enlarged
+
+
+def test_a_pdf_has_no_preview(reporter, number):
+    created = upload(reporter, number, "report.pdf", samples.PDF, "application/pdf").json
+    assert_error(reporter.get(f"/api/attachments/{created['id']}/preview", status=404), 404)
+
+
+def test_only_who_may_see_the_photo_gets_its_preview(outsider, supervisor, client, attachment):
+    path = f"/api/attachments/{attachment['id']}/preview"
+    hidden = outsider.get(path, status=404)
+    assert hidden.json == outsider.get(f"/api/attachments/{attachment['id'] + 100000}/preview",
+                                       status=404).json
+    assert client.get(path, status="*").status_int in (401, 404)
+    assert Image.open(io.BytesIO(supervisor.get(path, status=200).body)).size == (1, 1)

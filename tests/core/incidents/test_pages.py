@@ -250,7 +250,11 @@ def test_upload_a_photo_and_refuse_other_files(team, site):
                               status=302).follow()
     files = team["reporter"].get(f"/api/incidents/{number}").json["attachments"]
     assert [f["contentType"] for f in files] == ["image/png"]
-    assert f'/api/attachments/{files[0]["id"]}' in shown.text
+    # The gallery shows the photo's preview, which opens the photo itself.
+    photo = shown.html.find("img", alt="Photo spill.png")
+    assert photo["src"] == f'/api/attachments/{files[0]["id"]}/preview'
+    assert photo.parent["href"] == f'/api/attachments/{files[0]["id"]}'
+    assert team["reporter"].get(photo["src"]).content_type == "image/webp"
     form = form_with(shown, f"/incidents/{number}/attachments")
     refused = submit_with_files(team["reporter"], form, [("file", "page.html", samples.HTML, "text/html")],
                                 status=400)
