@@ -169,7 +169,7 @@ def test_filter_the_list_and_export_it(live, new_page):
     sign_in(page, live, "admin@acme.test")
     page.goto(f"{live.url}/incidents")
     assert_accessible(page)
-    page.get_by_text("Type, severity, status, site and area").click()
+    page.get_by_text("Type, severity, status and site").click()
     page.get_by_label("Injury").check()
     page.get_by_label("Hazard").check()
     page.wait_for_url(re.compile(r"type=injury.*type=hazard|type=hazard.*type=injury"))
