@@ -39,6 +39,7 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    union_all,
 )
 
 from ehs_core.db import CursorRead, read_rows
@@ -68,9 +69,8 @@ SEVERITY_RANK = case({severity.value: rank for rank, severity in enumerate(Sever
 # Each order of the list (`sort`), the newest report first where it leaves a
 # tie. The newest first walks the number index (the filters' indexes end
 # with the number), the oldest first the same backwards, and what happened
-# most recently first the (organization, occurred) index; the severity's
-# rank is sorted (about 50 ms over all of 100,000 incidents, the matches
-# only when filtered).
+# most recently first the (organization, occurred) index; the most severe
+# first reads each severity newest first (`by_severity`).
 NEWEST_FIRST = (Incident.number.desc(),)
 ORDERS = {
     ListOrder.newest: NEWEST_FIRST,
@@ -302,11 +302,32 @@ def sorted_page(request: Request, query: dict[str, Any], columns: SectionColumns
     words = search.look_up(request, query["q"]) if query.get("q") else None
     stmt = list_query(request, query, words)
     page, size = query["page"], query["pageSize"]
-    rows = read_rows(request, page_statement(stmt, order_of(query), size, (page - 1) * size, columns,
-                                             total_of(request, query, stmt))).all()
+    order, offset, total = order_of(query), (page - 1) * size, total_of(request, query, stmt)
+    if query.get("sort") == ListOrder.severity:
+        ids = by_severity(stmt, size, offset)
+        statement = select(*ROW, *columns.columns, total).join(ids, ids.c.id == Incident.id).order_by(*order)
+    else:
+        statement = page_statement(stmt, order, size, offset, columns, total)
+    rows = read_rows(request, statement).all()
     if not rows:
         return Page(rows, page, size, list_total(request, query, stmt, rows))
     return Page(rows, page, size, rows[0][-1], sections=columns.read(rows, len(ROW)))
+
+
+def by_severity(stmt: Select, limit: int, offset: int) -> Any:
+    """The ids of `stmt`'s page in `ListOrder.severity`'s order, as a
+    subquery: each severity's first `offset + limit` matches newest first
+    (the (organization, severity, number) index read backwards, or the
+    filters' own), then the page of those in order. Sorting every match by
+    the severity's rank read all of them: 50-75 ms at 100,000 incidents."""
+    parts = [select(part.subquery()) for part in (
+        stmt.with_only_columns(Incident.id, Incident.number, literal(rank).label("rank"))
+        .where(Incident.severity == severity.value)
+        .order_by(Incident.number.desc()).limit(offset + limit)
+        for rank, severity in enumerate(Severity))]
+    found = union_all(*parts).subquery()
+    return (select(found.c.id).order_by(found.c.rank.desc(), found.c.number.desc())
+            .limit(limit).offset(offset).subquery())
 
 
 def _on_postgresql(request: Request) -> bool:

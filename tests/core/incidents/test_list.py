@@ -109,6 +109,9 @@ def test_the_list_is_sorted_as_asked(admin, sort, expected):
     assert listed_numbers(admin, query) == expected
     body = listing(admin, f"{query}{'&' if query else '?'}pageSize=2&page=2").json
     assert ([i["number"] for i in body["items"]], body["total"]) == (expected[2:4], 5)
+    one_by_one = [listed_numbers(admin, f"?sort={sort or 'newest'}&pageSize=1&page={page}")
+                  for page in range(1, 7)]
+    assert one_by_one == [[number] for number in expected] + [[]]
 
 
 def test_a_sorted_list_keeps_the_filters_and_the_search(admin):
