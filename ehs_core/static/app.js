@@ -3,6 +3,9 @@
 //   announced, so keyboard and screen-reader users know what happened.
 // - Emailed-link pages forget the token from the address bar.
 // - The error summary of a refused form takes focus.
+// - The incident page's photos open in a viewer on the page (a native
+//   modal dialog: focus stays in it, Escape closes it and focus returns to
+//   the photo), with the previous and next photo, also by the arrow keys.
 (function () {
   "use strict";
   var announcer = document.getElementById("announcer");
@@ -33,7 +36,49 @@
     announce(document.documentElement.getAttribute("data-error-text") || "Something went wrong; please try again.");
   });
 
+  function photoViewer() {
+    var viewer = document.getElementById("photo-viewer");
+    if (!viewer || typeof viewer.showModal !== "function") { return; }
+    var links = Array.prototype.slice.call(document.querySelectorAll("a[data-viewer]"));
+    var image = viewer.querySelector("img");
+    var caption = viewer.querySelector("figcaption");
+    var original = viewer.querySelector("[data-original]");
+    var shown = 0;
+
+    function show(index) {
+      shown = (index + links.length) % links.length;
+      var link = links[shown];
+      var preview = link.querySelector("img");
+      image.src = link.getAttribute("href");
+      image.alt = preview ? preview.alt : "";
+      caption.textContent = (preview ? preview.alt : "") + " (" + (shown + 1) + " / " + links.length + ")";
+      original.setAttribute("href", link.getAttribute("href"));
+      viewer.querySelectorAll("[data-step]").forEach(function (button) { button.hidden = links.length < 2; });
+    }
+
+    links.forEach(function (link, index) {
+      link.addEventListener("click", function (event) {
+        if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey || event.button !== 0) { return; }
+        event.preventDefault();
+        show(index);
+        viewer.showModal();
+        viewer.querySelector("[data-close]").focus();
+      });
+    });
+    viewer.addEventListener("click", function (event) {
+      var step = event.target.closest("[data-step]");
+      if (step) { show(shown + Number(step.getAttribute("data-step"))); }
+      if (event.target.closest("[data-close]") || event.target === viewer) { viewer.close(); }
+    });
+    viewer.addEventListener("keydown", function (event) {
+      if (event.key === "ArrowRight") { show(shown + 1); }
+      if (event.key === "ArrowLeft") { show(shown - 1); }
+    });
+    viewer.addEventListener("close", function () { image.removeAttribute("src"); links[shown].focus(); });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    photoViewer();
     if (document.querySelector("[data-forget-query]") && window.history && window.history.replaceState) {
       window.history.replaceState(null, "", window.location.pathname);
     }

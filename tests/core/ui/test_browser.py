@@ -215,3 +215,45 @@ def test_every_screen_passes_axe(live, new_page, viewport):
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert page.evaluate("[...document.querySelectorAll('.mainnav a')].every(a => "
                              "a.getBoundingClientRect().right <= window.innerWidth)")
+
+
+def photo(red: int, green: int, blue: int) -> bytes:
+    import io
+
+    from PIL import Image
+    target = io.BytesIO()
+    Image.new("RGB", (1200, 800), (red, green, blue)).save(target, format="JPEG")
+    return target.getvalue()
+
+
+@pytest.mark.parametrize("viewport", [(1280, 900), PHONE], ids=["desktop", "phone"])
+def test_photos_open_in_a_viewer_on_the_page(live, new_page, viewport):
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North"}).json["id"]
+    occurred = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)).isoformat()
+    number = admin.post_json("/api/incidents", {"title": "Oil spill", "type": "hazard", "severity": "low",
+                                                "occurredAt": occurred, "siteId": site}).json["number"]
+    ids = [admin.post(f"/api/incidents/{number}/attachments",
+                      upload_files=[("file", name, photo(*rgb), "image/jpeg")]).json["id"]
+           for name, rgb in (("left.jpg", (200, 30, 30)), ("right.jpg", (30, 30, 200)))]
+    page = new_page(viewport=viewport)
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/incidents/{number}")
+    first = page.get_by_role("link", name="Photo left.jpg")
+    expect(first.locator("img")).to_have_attribute("src", f"/api/attachments/{ids[0]}/preview")
+    first.click()
+    viewer = page.get_by_role("dialog")
+    expect(viewer).to_be_visible()
+    expect(viewer.locator("img")).to_have_attribute("src", f"/api/attachments/{ids[0]}")
+    expect(viewer).to_contain_text("Photo left.jpg (1 / 2)")
+    assert page.url.endswith(f"/incidents/{number}")  # no new tab, no navigation
+    assert_accessible(page)
+    page.keyboard.press("ArrowRight")
+    expect(viewer).to_contain_text("Photo right.jpg (2 / 2)")
+    expect(viewer.locator("img")).to_have_attribute("src", f"/api/attachments/{ids[1]}")
+    viewer.get_by_role("button", name="Next photo").click()
+    expect(viewer).to_contain_text("Photo left.jpg (1 / 2)")
+    viewer.get_by_role("button", name="Previous photo").click()
+    page.keyboard.press("Escape")
+    expect(viewer).to_be_hidden()
+    expect(page.get_by_role("link", name="Photo right.jpg")).to_be_focused()  # where the viewer left off
