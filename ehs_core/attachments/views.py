@@ -68,23 +68,33 @@ def content_disposition(kind: str, filename: str) -> str:
     return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
-@view_config(route_name="attachment", request_method="GET", permission=Permission.view_incident,
-             media="application/octet-stream")
-def download(context: AttachmentContext, request: Request) -> Response:
-    item = context.attachment
+def stored_chunks(request: Request, item: Attachment) -> Any:
+    """The attachment's stored bytes; 404 (logged) when the store has none."""
     try:
-        chunks = open_stored(request.registry, item.storage_name)
+        return open_stored(request.registry, item.storage_name)
     except Missing:
         log.error("attachment %s has no file %s", item.id, item.storage_name)
         raise HTTPNotFound() from None
-    response = Response(app_iter=chunks, content_type=item.content_type, content_length=item.size,
-                        last_modified=item.created_at)
-    kind = "inline" if item.content_type.startswith("image/") else "attachment"
-    response.headers["Content-Disposition"] = content_disposition(kind, item.filename)
+
+
+def served(response: Response, kind: str, filename: str) -> Response:
+    """The headers every served file (and preview) carries: its name, the
+    sandboxing policy, no sniffing, and not kept by the browser."""
+    response.headers["Content-Disposition"] = content_disposition(kind, filename)
     response.headers["Content-Security-Policy"] = SANDBOX_CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Cache-Control"] = "private, no-store"
     return response
+
+
+@view_config(route_name="attachment", request_method="GET", permission=Permission.view_incident,
+             media="application/octet-stream")
+def download(context: AttachmentContext, request: Request) -> Response:
+    item = context.attachment
+    response = Response(app_iter=stored_chunks(request, item), content_type=item.content_type,
+                        content_length=item.size, last_modified=item.created_at)
+    kind = "inline" if item.content_type.startswith("image/") else "attachment"
+    return served(response, kind, item.filename)
 
 
 @view_config(route_name="attachment.preview", request_method="GET", permission=Permission.view_incident,
@@ -97,19 +107,12 @@ def preview(context: AttachmentContext, request: Request) -> Response:
     if not thumbnails.previewed(item.content_type):
         raise HTTPNotFound()
     try:
-        body = thumbnails.preview(item.storage_name, open_stored(request.registry, item.storage_name))
-    except Missing:
-        log.error("attachment %s has no file %s", item.id, item.storage_name)
-        raise HTTPNotFound() from None
+        body = thumbnails.preview(item.storage_name, stored_chunks(request, item))
     except thumbnails.NoPreview as exc:
         log.warning("attachment %s: no preview (%s)", item.id, exc)
         raise HTTPNotFound() from None
     response = Response(body=body, content_type="image/webp", last_modified=item.created_at)
-    response.headers["Content-Disposition"] = content_disposition("inline", item.filename + ".webp")
-    response.headers["Content-Security-Policy"] = SANDBOX_CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Cache-Control"] = "private, no-store"
-    return response
+    return served(response, "inline", item.filename + ".webp")
 
 
 @view_config(route_name="attachment", request_method="DELETE", permission=Permission.delete_attachment,

@@ -339,7 +339,7 @@ def list_page(request: Request, query: dict[str, Any], sections: bool = True) ->
     otherwise (`sorted_page`), with the total; `sections`: read the column
     sections the list shows with the rows (the list page shows none)."""
     columns = extensions.list_columns(request) if sections else extensions.NO_COLUMNS
-    if order_of(query) is not NEWEST_FIRST:
+    if (query.get("sort") or ListOrder.newest) != ListOrder.newest:
         return sorted_page(request, query, columns)
     if query.get("q"):
         return searched_page(request, query, list_query(request, query), columns)
