@@ -147,14 +147,31 @@ def report_values(request: Request, sites: list[dict[str, Any]], spec: dict[str,
 # --- list -------------------------------------------------------------------
 
 
+def area_path(area: dict[str, Any], by_id: dict[int, dict[str, Any]]) -> str:
+    """An area's name after those of the areas it is inside ("Warehouse /
+    Yard"): two areas of a site may share a name under different parents."""
+    names, seen = [area["name"]], {area["id"]}
+    parent = by_id.get(area.get("parentId"))
+    while parent is not None and parent["id"] not in seen:
+        names.append(parent["name"])
+        seen.add(parent["id"])
+        parent = by_id.get(parent.get("parentId"))
+    return " / ".join(reversed(names))
+
+
 def filter_options(request: Request) -> dict[str, Any]:
     """The site and area filters' options as (value, label), areas grouped
-    by site: plain tuples, so the list page does not look up each of a
-    hundred options' attributes (kept per worker with the sites)."""
+    by site and named by their path (`area_path`), in its order: plain
+    tuples, so the list page does not look up each of a hundred options'
+    attributes (kept per worker with the sites)."""
     sites = active_sites(request)
-    return {"sites": [(str(s["id"]), s["name"]) for s in sites],
-            "areas": [(s["name"], [(str(a["id"]), a["name"]) for a in s["areas"]])
-                      for s in sites if s["areas"]]}
+    areas = []
+    for site in sites:
+        by_id = {area["id"]: area for area in site["areas"]}
+        labels = sorted((area_path(area, by_id), str(area["id"])) for area in site["areas"])
+        if labels:
+            areas.append((site["name"], [(value, label) for label, value in labels]))
+    return {"sites": [(str(s["id"]), s["name"]) for s in sites], "areas": areas}
 
 
 def filters_form(request: Request) -> Markup:

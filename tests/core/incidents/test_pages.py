@@ -90,6 +90,17 @@ def test_the_list_filters_by_several_sites_and_several_areas_ticked_in_its_form(
     assert areas.text.count("<details class=\"more-filters\" open>") == 1  # the areas only
 
 
+def test_the_area_filter_names_each_area_by_the_areas_it_is_inside(team, site, admin):
+    shed = admin.post_json(f"/api/sites/{site}/areas", {"name": "Shed"}).json["id"]
+    hall = admin.post_json(f"/api/sites/{site}/areas", {"name": "Hall"}).json["id"]
+    for parent in (shed, hall):
+        admin.post_json(f"/api/sites/{site}/areas", {"name": "Yard", "parentId": parent})
+    form = team["supervisor"].get("/incidents").html.find("form", id="filters")
+    labels = [label.get_text(strip=True) for label in form.find_all("label", class_="check")
+              if label.find("input", attrs={"name": "areaId"})]
+    assert labels == ["Hall", "Hall / Yard", "Shed", "Shed / Yard"]
+
+
 def test_a_search_with_more_matches_than_it_counts_says_more_than_and_pages_on(team, site, monkeypatch):
     from ehs_core.incidents import listing
     monkeypatch.setattr(listing, "COUNT_BOUND", 3)
