@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint system-deps install clean messages
+.PHONY: run test lint system-deps browser-deps install clean messages
 
 system-deps:
 	@$(PYTHON) -c "import ctypes.util, sys; sys.exit(0 if ctypes.util.find_library('magic') else 1)" || { \
@@ -37,7 +37,19 @@ run: $(STAMP)
 	mkdir -p var/uploads
 	$(BIN)/pserve development.ini
 
-test: $(STAMP)
+# The browser tests drive Debian's Chromium through Playwright (no browser
+# download): install it when it is missing, as system-deps does for libmagic.
+browser-deps:
+	@test -x /usr/bin/chromium || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (the browser tests drive it)"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core; \
+	  else \
+	    echo "error: Chromium is missing; install Debian's chromium package (the browser tests need /usr/bin/chromium)" >&2; exit 1; \
+	  fi; }
+
+test: $(STAMP) browser-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -38,6 +38,12 @@ def check_origin(event: NewRequest) -> None:
         if origin != expected:
             log.warning("cross-origin %s %s refused (Origin %r)", request.method,
                         request.path_info, origin[:200])
+            if origin == f"{request.scheme}://{request.host}":
+                # The browser opened this very service at another address than
+                # the configured one: say what to set rather than a bare 403.
+                raise APIError(403, f"This service's address is set to {expected}, but this page was "
+                                    f"opened at {origin}. Open {expected}, or set EHS_PUBLIC_URL "
+                                    f"(ehs.public_url) to {origin} and restart.")
             raise APIError(403, "Cross-origin request refused")
         return
     content_type = request.content_type or ""

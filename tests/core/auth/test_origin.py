@@ -210,3 +210,36 @@ def test_public_url_with_its_default_port_still_matches_the_browsers_origin(bob,
     browser = Client(app_with_default_port, origin="http://ehs.test")
     browser.post_json("/api/auth/login", {"email": "bob@acme.test", "password": PASSWORD}, status=200)
     browser.post("/api/auth/logout", status=204)
+
+
+def test_a_form_posted_from_this_service_at_another_address_says_what_to_set(client):
+    """`pserve` on another port than the public URL's: the refusal tells the
+    developer which setting to change instead of a bare 403."""
+    response = client.post("/api/setup", SETUP_BODY, expect_errors=True,
+                           headers={"Origin": "http://localhost:7000", "Host": "localhost:7000"})
+    assert_refused(response)
+    assert "EHS_PUBLIC_URL" in response.json["error"]
+    assert "http://localhost:7000" in response.json["error"]
+    assert needs_setup(client)
+
+
+@pytest.mark.parametrize(("configured", "port", "expected"), [
+    ("http://127.0.0.1:6543", "7000", "http://127.0.0.1:7000"),
+    ("http://localhost:6543", "7001", "http://localhost:7001"),
+    ("http://127.0.0.1:6543", None, "http://127.0.0.1:6543"),
+    ("https://ehs.example.com", "7000", "https://ehs.example.com"),  # a real host keeps its URL
+])
+def test_a_development_public_url_follows_the_served_port(configured, port, expected, monkeypatch):
+    from ehs_core import served_public_url
+
+    monkeypatch.delenv("EHS_PUBLIC_URL", raising=False)
+    global_config = {"http_port": port} if port else {}
+    assert served_public_url(global_config, {"ehs.public_url": configured})["ehs.public_url"] == expected
+
+
+def test_an_explicit_public_url_wins_over_the_served_port(monkeypatch):
+    from ehs_core import served_public_url
+
+    monkeypatch.setenv("EHS_PUBLIC_URL", "http://127.0.0.1:6543")
+    settings = {"ehs.public_url": "http://127.0.0.1:6543"}
+    assert served_public_url({"http_port": "7000"}, settings)["ehs.public_url"] == "http://127.0.0.1:6543"

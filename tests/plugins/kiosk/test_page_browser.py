@@ -21,7 +21,6 @@ from tests.core.attachments import samples
 from tests.plugins.kiosk.support import LINKS, new_area, new_link, new_site
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 FIELDS = ("title", "type", "severity", "occurredAt", "siteId", "areaId", "locationDetail", "description",
           "immediateAction", "photos", "reporterName")
 
@@ -238,32 +237,7 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> I
         config.registry["db.engine"].dispose()
 
 
-@pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-@pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                    reason="needs Chromium at /usr/bin/chromium (CI installs it)")
-def test_a_report_with_a_photo_filed_from_chromium(live, chromium, tmp_path):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
-
+def test_a_report_with_a_photo_filed_from_chromium(live, new_page, tmp_path):
     from ehs_core.attachments.models import Attachment
     from ehs_core.incidents.models import Incident
     from ehs_plugins.kiosk.models import KioskReport
@@ -278,27 +252,29 @@ def test_a_report_with_a_photo_filed_from_chromium(live, chromium, tmp_path):
     photo = tmp_path / "photo.png"
     photo.write_bytes(samples.png(seed=42, width=4, height=4))
 
-    chromium.get(f"{live['url']}/k/{link['token']}?site={south}")
-    assert "Acme Works" in chromium.title
-    site = Select(chromium.find_element(By.ID, "siteId"))
-    assert site.first_selected_option.get_attribute("value") == str(south)
-    assert str(north) in [option.get_attribute("value") for option in site.options]
-    chromium.find_element(By.ID, "title").send_keys("Broken step on the stairs")
-    Select(chromium.find_element(By.ID, "type")).select_by_value("near_miss")
-    Select(chromium.find_element(By.ID, "severity")).select_by_value("low")
-    Select(chromium.find_element(By.ID, "areaId")).select_by_value(str(dock))
-    chromium.find_element(By.ID, "photos").send_keys(str(photo))
-    chromium.find_element(By.ID, "send").click()
+    page = new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"{message.text} {message.location.get('url')}")
+            if message.type == "error" and "favicon" not in str(message.location.get("url")) else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(f"{live['url']}/k/{link['token']}?site={south}")
+    assert "Acme Works" in page.title()
+    assert page.locator("#siteId").input_value() == str(south)
+    assert str(north) in page.locator("#siteId option").evaluate_all("els => els.map(e => e.value)")
+    page.fill("#title", "Broken step on the stairs")
+    page.select_option("#type", "near_miss")
+    page.select_option("#severity", "low")
+    page.select_option("#areaId", str(dock))
+    page.set_input_files("#photos", str(photo))
+    page.click("#send")
 
-    WebDriverWait(chromium, 20).until(
-        lambda driver: driver.find_element(By.ID, "reference").text == "INC-0001"
-        or "error" in (driver.find_element(By.ID, "status").get_attribute("class") or ""))
-    status = chromium.find_element(By.ID, "status")
-    assert chromium.find_element(By.ID, "reference").text == "INC-0001", status.text
-    assert chromium.find_element(By.ID, "done").is_displayed()
-    assert chromium.find_element(By.ID, "failed-files").text == ""
-    problems = [entry for entry in chromium.get_log("browser")
-                if entry["level"] == "SEVERE" and "favicon" not in entry["message"]]
+    page.wait_for_function(
+        "() => document.getElementById('reference').textContent === 'INC-0001'"
+        " || (document.getElementById('status').className || '').includes('error')", timeout=20_000)
+    status = page.locator("#status").text_content()
+    assert page.locator("#reference").text_content() == "INC-0001", status
+    assert page.locator("#done").is_visible()
+    assert page.locator("#failed-files").text_content() == ""
     assert problems == []
 
     incident = admin.get("/api/incidents/1", status=200).json
