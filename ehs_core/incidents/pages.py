@@ -137,11 +137,30 @@ def site_zone(request: Request, sites: list[dict[str, Any]], site_id: Any) -> dt
 
 
 def report_values(request: Request, sites: list[dict[str, Any]], spec: dict[str, str]) -> dict[str, Any]:
+    """The form's fields as the API's body. A time the person typed is read
+    in the chosen site's zone; the "now" the form was filled in with, kept
+    as it was shown, is the instant it was shown at: before a site is
+    chosen that "now" is the server's wall clock, which read in a site west
+    of the server lies in the future and was refused."""
     values = json_values(request.POST, spec)
     if "occurredAt" in request.POST:
-        values["occurredAt"] = local_to_iso(request.POST.get("occurredAt"),
-                                            site_zone(request, sites, values.get("siteId")))
+        typed = request.POST.get("occurredAt")
+        shown_now = request.POST.get("nowShown")
+        if typed and typed == shown_now and is_instant(request.POST.get("nowAt")):
+            values["occurredAt"] = request.POST["nowAt"]
+        else:
+            values["occurredAt"] = local_to_iso(typed, site_zone(request, sites, values.get("siteId")))
     return values
+
+
+def is_instant(value: Any) -> bool:
+    """An ISO 8601 time with its offset (the form's own "now")."""
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        return dt.datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
 
 
 # --- list -------------------------------------------------------------------
@@ -618,9 +637,11 @@ def form_values(request: Request, sites: list[dict[str, Any]]) -> dict[str, Any]
 def report_form(request: Request) -> dict[str, Any]:
     sites = active_sites(request)
     site_id = sites[0]["id"] if len(sites) == 1 else None
-    now = dt.datetime.now(site_zone(request, sites, site_id)).strftime("%Y-%m-%dT%H:%M")
+    now = dt.datetime.now(site_zone(request, sites, site_id)).replace(second=0, microsecond=0)
+    shown = now.strftime("%Y-%m-%dT%H:%M")
     return form_values(request, sites) | {
-        "values": {"clientId": str(uuid.uuid4()), "occurredAt": now, "siteId": site_id}, "errors": {}}
+        "values": {"clientId": str(uuid.uuid4()), "occurredAt": shown, "siteId": site_id,
+                   "nowShown": shown, "nowAt": now.isoformat()}, "errors": {}}
 
 
 def report(request: Request) -> Any:
@@ -636,7 +657,11 @@ def report(request: Request) -> Any:
         request.response.status = 400
         shown = dict(request.POST.items())
         shown.pop("photos", None)
-        return form_values(request, sites) | {"values": shown, "errors": errors_of(exc)}
+        # A browser cannot put chosen files back into a file input: say which
+        # ones were not kept, so that nobody believes they were sent.
+        dropped = [item.filename for item in request.POST.getall("photos") if hasattr(item, "file")]
+        return form_values(request, sites) | {"values": shown, "errors": errors_of(exc),
+                                              "dropped_files": dropped}
     failed = []
     if created:
         for item in request.POST.getall("photos"):

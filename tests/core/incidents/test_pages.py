@@ -433,3 +433,48 @@ def test_each_history_summary_is_kept_by_everything_it_reads():
             assert summary_html(localizer, action, changes) == expected
     assert summary_html(localizer, *entries[0]) != summary_html(localizer, *entries[1])
     assert summary_html(localizer, *entries[5]) != summary_html(localizer, *entries[6])
+
+
+def zoned_site(admin, name: str, zone: str) -> int:
+    return admin.post_json("/api/sites", {"name": name, "timezone": zone}, status=201).json["id"]
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "America/New_York", "Pacific/Kiritimati"])
+def test_the_report_forms_own_now_is_accepted_at_a_site_in_any_zone(team, admin, zone):
+    """Two sites: the form is filled in before a site is chosen, so its "now"
+    is the server's clock; kept as shown, it is the moment it was shown at,
+    not that wall time read in the chosen site's zone (west of the server it
+    lay in the future and was refused)."""
+    zoned_site(admin, "Head office", "Asia/Tokyo")
+    chosen = zoned_site(admin, "Plant", zone)
+    before = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "low", "Loose handrail"
+    form["siteId"] = str(chosen)
+    form.submit(status=302)
+    item = team["reporter"].get("/api/incidents").json["items"][0]
+    occurred = dt.datetime.fromisoformat(item["occurredAt"])
+    assert before <= occurred <= dt.datetime.now(dt.UTC)
+
+
+def test_a_time_typed_in_the_report_form_is_the_chosen_sites_wall_time(team, admin):
+    zoned_site(admin, "Head office", "Asia/Tokyo")
+    chosen = zoned_site(admin, "Plant", "America/Los_Angeles")
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "low", "Loose handrail"
+    form["siteId"] = str(chosen)
+    form["occurredAt"] = "2026-01-05T08:30"
+    form.submit(status=302)
+    item = team["reporter"].get("/api/incidents").json["items"][0]
+    assert dt.datetime.fromisoformat(item["occurredAt"]) == dt.datetime(2026, 1, 5, 16, 30, tzinfo=dt.UTC)
+
+
+def test_a_refused_report_says_which_chosen_files_must_be_chosen_again(team, site):
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "low", ""
+    form["siteId"] = str(site)
+    refused = submit_with_files(team["reporter"], form, [("photos", "stairs.png", samples.PNG, "image/png")],
+                                status=400)
+    notice = re.search(r'<p class="field-error" id="photos-dropped" role="alert">([^<]*)</p>', refused.text)
+    assert notice and "stairs.png" in unescape(notice[1]) and "Choose them again" in notice[1]
+    assert team["reporter"].get("/api/incidents").json["total"] == 0
