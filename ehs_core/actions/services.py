@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import Integer, bindparam, select
+from sqlalchemy import Integer, bindparam, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from ehs_core import audit
@@ -99,11 +99,11 @@ def update_action(request: Request, incident: Incident, action: CorrectiveAction
     return action
 
 
-def list_actions(request: Request, scope: str, chosen: str | None
-                 ) -> list[tuple[CorrectiveAction, Incident]]:
+def actions_matching(request: Request, scope: str, chosen: str | None) -> Any:
     """The caller's actions (`mine`) or everyone's (`all`, supervisors and
     above), narrowed by `chosen` (open, overdue, done, or done and awaiting a
-    safety manager's verification), soonest due first."""
+    safety manager's verification): the one selection the list, its pages and
+    its count share."""
     identity = request.identity
     stmt = select(CorrectiveAction, Incident).join(Incident, Incident.id == CorrectiveAction.incident_id)
     stmt = stmt.where(Incident.organization_id == identity.account.organization_id)
@@ -121,10 +121,24 @@ def list_actions(request: Request, scope: str, chosen: str | None
         stmt = stmt.where(CorrectiveAction.status.in_((ActionStatus.done, ActionStatus.verified)))
     elif chosen == ActionFilter.awaiting_verification:
         stmt = stmt.where(CorrectiveAction.status == ActionStatus.done)
-    stmt = stmt.order_by(CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date,
-                         CorrectiveAction.id)
+    return stmt
+
+
+def list_actions(request: Request, scope: str, chosen: str | None, limit: int | None = None,
+                 offset: int = 0) -> list[tuple[CorrectiveAction, Incident]]:
+    """The matching actions soonest due first (spec: `GET /api/actions`
+    "sorted by due date"); `limit` and `offset` give the pages' slices."""
+    stmt = actions_matching(request, scope, chosen).order_by(
+        CorrectiveAction.due_date.is_(None), CorrectiveAction.due_date, CorrectiveAction.id)
+    if limit is not None:
+        stmt = stmt.limit(limit).offset(offset)
     return [(action, incident) for action, incident in request.dbsession.execute(stmt).all()]
 
+
+def count_actions(request: Request, scope: str, chosen: str | None) -> int:
+    """How many actions `list_actions` would list."""
+    matching = actions_matching(request, scope, chosen).with_only_columns(CorrectiveAction.id)
+    return request.dbsession.execute(select(func.count()).select_from(matching.subquery())).scalar_one()
 
 
 @functools.cache
