@@ -28,7 +28,7 @@ from ehs_core.auth.schemas import (
     SetupSchema,
 )
 from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
-from ehs_core.auth.tokens import TokenPurpose
+from ehs_core.auth.tokens import TokenPurpose, token_is_live
 from ehs_core.errors import APIError
 from ehs_core.security import Permission
 from ehs_core.ui.forms import TEXT, errors_of, json_values
@@ -121,10 +121,18 @@ def sign_out(request: Request) -> Response:
     return response
 
 
+LINK_PURPOSES = {"magic": (TokenPurpose.magic_link,),
+                 "reset": (TokenPurpose.password_reset, TokenPurpose.invitation)}
+
+
 def emailed_link_page(purpose: str):
     def view(request: Request) -> dict[str, Any]:
         token = request.GET.get("token", "")
-        return {"purpose": purpose, "token": token if isinstance(token, str) else "", "errors": {}}
+        token = token if isinstance(token, str) and len(token) <= 200 else ""
+        if token and not token_is_live(request.dbsession, token, LINK_PURPOSES[purpose]):
+            # Used, expired, or superseded by "Send the invitation again".
+            return {"purpose": purpose, "token": "", "expired": True, "errors": {}}
+        return {"purpose": purpose, "token": token, "errors": {}}
     return view
 
 

@@ -10,7 +10,7 @@ import hashlib
 import secrets
 from enum import StrEnum
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ehs_core.auth.models import AuthToken
@@ -64,3 +64,16 @@ def consume_token(dbsession: Session, secret: str, purposes: tuple[TokenPurpose,
         .returning(AuthToken.user_id)
     ).first()
     return result[0] if result else None
+
+
+def token_is_live(dbsession: Session, secret: str, purposes: tuple[TokenPurpose, ...]) -> bool:
+    """Whether the link would still work, without using it up: the page an
+    emailed link opens says at once that a link was used, expired or
+    replaced by a newer one, instead of taking a password first."""
+    if not secret:
+        return False
+    found = dbsession.execute(
+        select(AuthToken.id).where(AuthToken.token_hash == digest(secret), AuthToken.purpose.in_(purposes),
+                                   AuthToken.used_at.is_(None), AuthToken.expires_at > utcnow())
+    ).first()
+    return found is not None

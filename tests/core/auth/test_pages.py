@@ -83,8 +83,8 @@ def test_emailed_sign_in_link_signs_in_by_button_only(admin, new_client, inbox):
     assert browser.get("/api/auth/me", status=401)
     home = form_with(page, "/auth/magic").submit(status=302).follow()
     assert "Hello," in home.text
-    # A used link offers a new one.
-    again = form_with(new_client().get(link), "/auth/magic").submit(status=400)
+    # A used link says so when it opens, and offers a new one.
+    again = new_client().get(link)
     assert "This link no longer works" in again.text and "Send me a new link" in again.text
 
 
@@ -160,3 +160,31 @@ def test_sign_out_everywhere_ends_every_session(admin, new_client):
     for browser in (laptop, phone, admin):
         browser.get("/api/auth/me", status=401)
         assert "/sign-in" in browser.get("/", status=302).location
+
+
+def test_a_superseded_invitation_says_so_when_it_opens(admin, new_client, inbox):
+    """After "Send the invitation again", the first mail's link opens on the
+    page that says it no longer works and offers a new one, rather than a
+    password form that then refuses the password."""
+    ivy = admin.post_json("/api/users", {"name": "Ivy Invitee", "email": "ivy@acme.test",
+                                         "role": "reporter"}).json
+    first = token_in(inbox.wait(1)[0])
+    admin.post(f"/admin/users/{ivy['user']['id']}/invitation", status=302)
+    newest = token_in(inbox.wait(2)[1])
+    stale = new_client().get(f"/auth/reset?token={first}")
+    assert "This link no longer works" in stale.text and "replaced by a newer link" in stale.text
+    assert 'name="newPassword"' not in stale.text and "Send me a new link" in stale.text
+    fresh = new_client().get(f"/auth/reset?token={newest}")
+    assert 'name="newPassword"' in fresh.text
+    # Opening the page does not use the link up.
+    assert 'name="newPassword"' in new_client().get(f"/auth/reset?token={newest}").text
+
+
+def test_a_used_sign_in_link_says_so_when_it_opens(admin, new_client, inbox):
+    admin.post_json("/api/users", {"name": "Bo", "email": "bo@acme.test", "role": "reporter",
+                                   "password": "a long enough password"})
+    new_client().post_json("/api/auth/magic-link", {"email": "bo@acme.test"})
+    token = token_in(inbox.wait(1)[-1])
+    form_with(new_client().get(f"/auth/magic?token={token}"), "/auth/magic").submit(status=302)
+    again = new_client().get(f"/auth/magic?token={token}")
+    assert "This link no longer works" in again.text and 'name="token"' not in again.text
