@@ -118,8 +118,8 @@ def dashboard(request: Request) -> dict[str, Any]:
     places = data["locations"][:10]
     place_items = [(p["siteName"] + (f" · {p['areaName']}" if p["areaName"] else ""), p["count"],
                     list_link(request, filters, siteId=p["siteId"], areaId=p["areaId"])) for p in places]
-    cause_items = [(c["category"].replace("_", " ").capitalize(), c["count"], None)
-                   for c in data["rootCauses"]]
+    # A category is the investigator's own words ("People / PPE"), shown as typed.
+    cause_items = [(c["category"], c["count"], None) for c in data["rootCauses"]]
     actions = data["actions"]
     action_items = [(t("On time"), actions["onTime"], None), (t("Late"), actions["late"], None),
                     (t("Not yet due"), actions["pending"], None)]

@@ -63,3 +63,13 @@ def test_a_bad_period_is_shown_next_to_the_fields(make_user):
 def test_the_menu_has_analytics(make_user):
     page = make_user("reporter").get("/")
     assert 'href="/analytics"' in page.text
+
+
+def test_a_root_cause_category_is_shown_as_the_investigator_typed_it(make_user, admin):
+    _, number = fill(admin)
+    for step in ("triage", "investigation"):
+        admin.post_json(f"/api/incidents/{number}/transitions", {"to": step})
+    admin.post_json(f"/api/incidents/{number}/root-causes",
+                    {"category": "People / PPE", "description": "No gloves", "whys": ["None at hand"]})
+    page = make_user("supervisor").get("/analytics", {"period": "30"})
+    assert "People / PPE" in page.text and "People / ppe" not in page.text

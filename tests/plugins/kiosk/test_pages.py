@@ -72,6 +72,7 @@ def test_the_poster_qr_code_decodes_to_the_link(admin):
     poster = admin.get(f"/admin/links/{link['id']}/poster")
     url = f"{PUBLIC_URL}/k/{link['token']}"
     assert url in poster.text and "Report a safety incident" in poster.text
+    assert "Print it at 100% scale, then check" in poster.text  # the % was eaten: "100{}cale"
     qr = poster.html.select_one("img.poster-qr")
     assert url in qr["alt"]
     image = admin.get(qr["src"])
