@@ -115,7 +115,7 @@ def logout(request: Request) -> Response:
              permission=Permission.signed_in)
 def me(request: Request) -> dict:
     identity = request.identity
-    return me_json(request, identity.account, identity.extra.get("organization"))
+    return me_json(request, identity.user, identity.extra.get("organization"))
 
 
 @view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ehs_core.db import Base, UTCDateTime, utcnow
 
@@ -34,6 +34,26 @@ class User(Base):
     # None until the user sets a password (invited users, magic-link only users).
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The kinds of follow-up mail this person turned off (`mail.choices`).
+    mail_off: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # The sites this person works at; none means all of them.
+    site_links: Mapped[list[UserSite]] = relationship(lazy="select", cascade="all, delete-orphan",
+                                                      order_by="UserSite.site_id")
+
+    @property
+    def site_ids(self) -> list[int]:
+        return [link.site_id for link in self.site_links]
+
+
+class UserSite(Base):
+    """A site a person works at: where their queues and lists open, and
+    whose serious reports a supervisor hears of."""
+
+    __tablename__ = "user_sites"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id", ondelete="CASCADE"), primary_key=True,
+                                         index=True)
 
 
 def normalize_email(email: str) -> str:
@@ -42,4 +62,4 @@ def normalize_email(email: str) -> str:
 
 def user_json(user: User) -> dict:
     return {"id": user.id, "name": user.name, "email": user.email, "role": user.role,
-            "active": user.active}
+            "active": user.active, "siteIds": user.site_ids}

@@ -14,20 +14,23 @@ from typing import Any
 from pyramid.request import Request
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import selectinload
 
 from ehs_core import refdata
 from ehs_core.auth.passwords import passwords
 from ehs_core.db import advisory_lock
-from ehs_core.errors import Conflict, NotFound
+from ehs_core.errors import Conflict, NotFound, invalid
 from ehs_core.events import UserCreated, UserUpdated, actor, publish
 from ehs_core.security import Role
-from ehs_core.users.models import User, normalize_email
+from ehs_core.sites.models import Site
+from ehs_core.users.models import User, UserSite, normalize_email
 
 log = logging.getLogger(__name__)
 
 
 def list_users(request: Request) -> list[User]:
-    return list(request.dbsession.execute(select(User).order_by(func.lower(User.name), User.id)).scalars())
+    return list(request.dbsession.execute(select(User).options(selectinload(User.site_links))
+                                          .order_by(func.lower(User.name), User.id)).scalars())
 
 
 def assignable_users(request: Request) -> list[tuple[int, str, str]]:
@@ -92,9 +95,25 @@ def update_user(request: Request, user_id: int, data: dict[str, Any]) -> User:
         if key in data and getattr(user, key) != data[key]:
             changes[key] = [getattr(user, key), data[key]]
             setattr(user, key, data[key])
+    if "siteIds" in data:
+        chosen = sorted(set(data["siteIds"]))
+        if chosen != user.site_ids:
+            changes["siteIds"] = [user.site_ids, chosen]
+            set_sites(request, user, chosen)
     if "password" in data:
         user.password_hash = passwords(request.registry).hash(data["password"])
         changes["password"] = True
     publish(request, UserUpdated(request, user=user, changes=changes, actor_id=actor(request)))
     log.info("user %s updated user %s: %s", request.identity.user_id, user.id, sorted(changes))
     return user
+
+
+def set_sites(request: Request, user: User, site_ids: list[int]) -> None:
+    """The sites a person works at, each a site of the organization (an
+    archived one may stay chosen: it still holds their incidents)."""
+    known = set(request.dbsession.execute(select(Site.id).where(
+        Site.id.in_(site_ids), Site.organization_id == user.organization_id)).scalars())
+    unknown = [site_id for site_id in site_ids if site_id not in known]
+    if unknown:
+        raise invalid("siteIds", f"Unknown site: {unknown[0]}")
+    user.site_links = [UserSite(site_id=site_id) for site_id in site_ids]

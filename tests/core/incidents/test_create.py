@@ -464,6 +464,22 @@ def test_a_serious_report_is_mailed_to_safety_managers_and_admins(admin, make_us
         assert "Plant North" in body
 
 
+def test_a_serious_report_is_mailed_to_the_supervisors_of_its_site_too(admin, make_user, inbox):
+    """Issue #36 item 9: a site's supervisors hear of its serious reports;
+    a supervisor of another site, or of none chosen, does not."""
+    site = new_site(admin)
+    other = new_site(admin, "Plant South")
+    expected = staff(admin, make_user)
+    ours, theirs = make_user("supervisor"), make_user("supervisor")
+    admin.patch_json(f"/api/users/{ours.user['id']}", {"siteIds": [site["id"], other["id"]]})
+    admin.patch_json(f"/api/users/{theirs.user['id']}", {"siteIds": [other["id"]]})
+    inbox.settle()
+    inbox.clear()
+    file_report(make_user("reporter"), site["id"], severity="high", title="Forklift tipped over")
+    inbox.wait(len(expected) + 1)
+    assert sorted(m["To"] for m in inbox.settle()) == sorted(expected | {ours.user["email"]})
+
+
 @pytest.mark.parametrize("severity", ["low", "medium"])
 def test_a_minor_report_sends_no_mail(admin, make_user, inbox, severity):
     site = new_site(admin)
