@@ -30,6 +30,7 @@ from ehs_core.auth.schemas import (
 from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
 from ehs_core.auth.tokens import TokenPurpose, token_is_live
 from ehs_core.errors import APIError
+from ehs_core.mail.choices import OPTIONAL_MAIL, set_mail_off
 from ehs_core.security import Permission
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 from ehs_core.users.models import User
@@ -181,13 +182,21 @@ def send_reset_link(request: Request) -> Any:
 
 
 def account(request: Request) -> dict[str, Any]:
-    return {"errors": {}, "user": request.identity.user}
+    return {"errors": {}, "user": request.identity.user, "optional_mail": OPTIONAL_MAIL}
+
+
+def mail_choices(request: Request) -> Any:
+    """The follow-up mails this person gets: the ticked kinds stay on."""
+    user = request.identity.user
+    kept = set(request.POST.getall("on"))
+    set_mail_off(user, [kind for kind in OPTIONAL_MAIL if kind not in kept])
+    return HTTPFound(request.route_path("page.account", _query={"notice": "saved"}, _anchor="mail-title"))
 
 
 def change_password(request: Request) -> Any:
     user = request.identity.user
     values = json_values(request.POST, {"currentPassword": TEXT, "newPassword": TEXT})
-    page = {"user": user}
+    page = {"user": user, "optional_mail": OPTIONAL_MAIL}
     if request.POST.get("newPassword") != request.POST.get("confirmPassword"):
         request.response.status = 400
         return page | {"errors": {"confirmPassword": request.localizer.translate("The two passwords differ")}}
@@ -219,7 +228,7 @@ def rename(request: Request) -> Any:
     except colander.Invalid as exc:
         request.response.status = 400
         return {"user": user, "errors": {}, "name_errors": errors_of(exc),
-                "name_value": request.POST.get("name", "")}
+                "name_value": request.POST.get("name", ""), "optional_mail": OPTIONAL_MAIL}
     return HTTPFound(request.route_path("page.account", _query={"notice": "saved"}))
 
 
@@ -243,6 +252,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.account", "/account")
     config.add_route("page.password", "/account/password")
     config.add_route("page.account_name", "/account/name")
+    config.add_route("page.account_mail", "/account/mail")
     config.add_route("page.sign_out_everywhere", "/account/sign-out-everywhere")
     config.add_view(rename, route_name="page.account_name", request_method="POST",
                     renderer="auth/account.html", permission=Permission.signed_in)
@@ -270,6 +280,7 @@ def includeme(config: Configurator) -> None:
          renderer="auth/emailed_link.html", permission=PUBLIC)
     view(send_reset_link, route_name="page.reset_resend", request_method="POST",
          renderer="auth/emailed_link.html", permission=PUBLIC)
+    view(mail_choices, route_name="page.account_mail", request_method="POST", permission=Permission.signed_in)
     view(account, route_name="page.account", request_method="GET", renderer="auth/account.html",
          permission=Permission.signed_in)
     view(change_password, route_name="page.password", request_method="POST",

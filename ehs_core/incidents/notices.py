@@ -7,11 +7,13 @@ names the report's number, taken last before commit
 from __future__ import annotations
 
 from pyramid.events import subscriber
+from pyramid.request import Request
 from sqlalchemy import and_, or_, select
 
 from ehs_core.events import IncidentCreated, after_commit
-from ehs_core.incidents.models import Severity
+from ehs_core.incidents.models import Incident, Severity
 from ehs_core.mail import send_mail
+from ehs_core.mail.choices import wants
 from ehs_core.security import Role
 from ehs_core.sites.services import site_entry
 from ehs_core.ui.rendering import when
@@ -22,27 +24,32 @@ NOTIFY_SEVERITIES = (Severity.high, Severity.critical)
 
 @subscriber(IncidentCreated)
 def notify_serious_incident(event: IncidentCreated) -> None:
-    incident = event.incident
-    if incident.severity not in NOTIFY_SEVERITIES:
-        return
-    request = event.request
+    if event.incident.severity in NOTIFY_SEVERITIES:
+        send_serious_notice(event.request, event.incident)
+
+
+def send_serious_notice(request: Request, incident: Incident, raised_from: Severity | None = None) -> None:
+    """The notice of a serious report, filed so or raised to it later
+    (`raised_from`: the severity it had)."""
     # The spec's safety managers and admins, and the supervisors an admin
-    # gave this site (a supervisor with no sites chosen is not told of every
-    # site's reports).
+    # gave this site who still want it (a supervisor with no sites chosen is
+    # not told of every site's reports).
     of_site = select(UserSite.user_id).where(UserSite.site_id == incident.site_id)
-    recipients = request.dbsession.execute(select(User.email).where(
+    people = request.dbsession.execute(select(User).where(
         User.active.is_(True),
         or_(User.role.in_((Role.safety_manager, Role.admin)),
             and_(User.role == Role.supervisor, User.id.in_(of_site))))
         .order_by(User.id)).scalars()
+    recipients = [user.email for user in people
+                  if user.role != Role.supervisor or wants(user, "site_serious")]
     site = site_entry(request, incident.site_id)
-    recipients = list(recipients)
+    how = f"was raised to {incident.severity} (filed as {raised_from})" if raised_from else "was reported"
 
     def send() -> None:
         # One message for all of them, rendered once.
         send_mail(request, recipients, "incident_reported", reference=incident.reference,
                   number=incident.number, title=incident.title, severity=incident.severity,
-                  type=incident.type.replace("_", " "), site=site["name"] if site else "",
+                  type=incident.type.replace("_", " "), site=site["name"] if site else "", how=how,
                   occurred=when(incident.occurred_at, site["timezone"] if site else None,
                                 registry=request.registry))
 

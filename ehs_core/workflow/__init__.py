@@ -88,3 +88,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.transitions", r"/api/incidents/{number:\d{1,9}}/transitions",
                      factory="ehs_core.incidents.resources.incident_factory")
     config.scan(".views")
+    # Follow-up mail as the workflow moves (issue #36 item 10).
+    for template in ("report_closed", "report_reopened", "lead_named", "actions_done"):
+        config.add_mail_template(template, f"ehs_core.mail:templates/{template}.txt")
+    config.scan(".followup")
