@@ -272,6 +272,16 @@ def test_upload_a_photo_and_refuse_other_files(team, site):
     assert "Only photos" in refused.text
 
 
+def test_a_photo_of_too_many_pixels_is_refused_on_the_page_with_the_reason(team, site):
+    number = report(team["reporter"], site)["number"]
+    form = form_with(team["reporter"].get(f"/incidents/{number}"), f"/incidents/{number}/attachments")
+    refused = submit_with_files(team["reporter"], form,
+                                [("file", "IMG_0001.png", samples.png_bomb(13_000, 13_000), "image/png")],
+                                status=400)
+    assert "photos of at most 50 million pixels are accepted" in refused.text
+    assert team["reporter"].get(f"/api/incidents/{number}").json["attachments"] == []
+
+
 def test_report_form_files_once_even_when_sent_twice(team, site):
     page = team["reporter"].get("/incidents/new")
     form = form_with(page, "/incidents/new")
