@@ -328,6 +328,47 @@ def test_an_anonymous_report_keeps_no_name(team, site):
     assert "Reported by</dt><dd>Anonymous" in page
 
 
+def file_by_page(browser, site, **fields) -> tuple[str, str]:
+    """File a report through the report form; (its reference, the thanks page's address)."""
+    form = form_with(browser.get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    for name, value in fields.items():
+        form[name] = value
+    address = form.submit(status=302).location
+    return re.search(r"INC-\d{4}", browser.get(address).text)[0], address
+
+
+def test_the_thanks_page_confirms_only_the_callers_own_report(team, site):
+    """`/incidents/new/thanks?number=N` told any user whether N existed and
+    whether it was anonymous; now it is reached only with the report's own
+    clientId, by who filed it, and answers 404 like any page for what the
+    caller cannot see."""
+    named, named_thanks = file_by_page(team["reporter"], site)
+    anonymous, anonymous_thanks = file_by_page(team["reporter"], site, anonymous=True)
+    assert "number=" not in named_thanks + anonymous_thanks
+    assert named in team["reporter"].get(named_thanks).text
+    shown = team["reporter"].get(anonymous_thanks).text
+    assert anonymous in shown and "without your name" in shown
+    for who in ("other", "supervisor", "admin"):
+        unknown = team[who].get("/incidents/new/thanks?number=999", status=404).text
+        for number in (1, 2):
+            page = team[who].get(f"/incidents/new/thanks?number={number}", status=404)
+            assert page.text == unknown and "INC-" not in page.text
+    # A named report's thanks is its reporter's alone.
+    assert "INC-" not in team["other"].get(named_thanks, status=404).text
+    team["other"].get("/incidents/new/thanks?report=00000000-0000-4000-8000-000000000000", status=404)
+    team["other"].get("/incidents/new/thanks?report=x", status=404)
+
+
+def test_a_report_form_without_a_client_id_still_ends_on_its_thanks(team, site):
+    page = team["reporter"].post("/incidents/new", {
+        "type": "hazard", "severity": "low", "title": "Loose cable", "siteId": str(site),
+        "occurredAt": (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")},
+        status=302).follow()
+    assert "INC-0001" in page.text
+
+
 def test_times_are_shown_in_the_sites_zone(team, admin):
     site = admin.post_json("/api/sites", {"name": "Tokyo", "timezone": "Asia/Tokyo"}).json["id"]
     number = report(team["admin"], site, occurredAt="2026-01-05T23:30:00Z")["number"]
