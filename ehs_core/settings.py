@@ -162,6 +162,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ehs.pool_size", "EHS_POOL_SIZE", _positive_int, "5"),
     # JSON request bodies, far below the upload limit (ehs_core.intake).
     Setting("ehs.max_json_kb", "EHS_MAX_JSON_KB", _positive_int, "1024"),
+    # Photos decoding to more pixels (all frames) are refused from their header
+    # (ehs_core/attachments/decoding.py).
+    Setting("ehs.max_image_pixels", "EHS_MAX_IMAGE_PIXELS", _positive_int, "50000000"),
 )
 
 

@@ -18,11 +18,10 @@ import logging
 from typing import BinaryIO
 
 from PIL import Image, ImageOps, UnidentifiedImageError
-from pillow_heif import register_heif_opener
+
+from ehs_core.attachments.decoding import decode_slot, open_image
 
 log = logging.getLogger(__name__)
-
-register_heif_opener()
 
 FORMATS = {"image/jpeg": "JPEG", "image/png": "PNG", "image/webp": "WEBP", "image/heic": "HEIF",
            "image/heif": "HEIF"}
@@ -48,22 +47,32 @@ def has_metadata(image: Image.Image) -> bool:
     return bool(getattr(image, "text", None))  # PNG tEXt/iTXt/zTXt, also after the pixels
 
 
-def strip_metadata(source: BinaryIO, content_type: str) -> BinaryIO | None:
+def strip_metadata(source: BinaryIO, content_type: str, max_pixels: int) -> BinaryIO | None:
     """A new file holding the photo without metadata, or None when `source`
-    may be kept as it is (no metadata, or not a photo type). Raises
-    UnreadablePhoto for a photo Pillow cannot read: its metadata could not
-    be removed, and it would not show as a photo anyway."""
-    fmt = FORMATS.get(content_type)
-    if fmt is None:
+    may be kept as it is (no metadata, not a photo type, or a GIF). Every
+    photo's size is checked from its header first (`decoding.open_image`):
+    raises TooManyPixels over `max_pixels`, Busy when no decode slot frees,
+    and UnreadablePhoto for a photo Pillow cannot read: its metadata could
+    not be removed, and it would not show as a photo anyway."""
+    if not content_type.startswith("image/"):
         return None
     source.seek(0)
     try:
-        image = Image.open(source)
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        image = open_image(source, max_pixels)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
         # libmagic saw a photo's first bytes, but no picture follows (and
         # what follows may well be a camera's EXIF block).
         raise UnreadablePhoto(str(exc)) from exc
+    fmt = FORMATS.get(content_type)
+    if fmt is None:
+        return None
+    with decode_slot():
+        return _without_metadata(image, fmt)
+
+
+def _without_metadata(image: Image.Image, fmt: str) -> BinaryIO | None:
     try:
+        # A PNG's text and EXIF may follow its pixels: reading them decodes it.
         if not has_metadata(image):
             return None
         frames = getattr(image, "n_frames", 1)

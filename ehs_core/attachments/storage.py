@@ -29,6 +29,7 @@ from pyramid.request import Request
 from sqlalchemy import func, select
 
 from ehs_core.attachments.backends import Backend
+from ehs_core.attachments.decoding import RETRY_AFTER_SECONDS, Busy, TooManyPixels
 from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
 from ehs_core.attachments.models import Attachment
 from ehs_core.db import utcnow
@@ -128,16 +129,22 @@ def _discard(backend: Backend, storage_name: str) -> None:
 
 
 class Refused(DomainError):
-    """A file that is not kept; `status` says why (413 too large, 400 empty,
-    415 not a readable photo or PDF, 409 the incident is full)."""
+    """A file that is not kept; `status` says why (413 too large or too many
+    pixels, 400 empty, 415 not a readable photo or PDF, 409 the incident is
+    full, 503 no decode slot freed in time, with Retry-After)."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, headers=headers)
         self.status = status
 
 
 def max_upload_bytes(request: Request) -> int:
     return request.registry.settings["ehs.max_upload_mb"] * 1024 * 1024
+
+
+def max_image_pixels(request: Request) -> int:
+    """`ehs.max_image_pixels`: the most pixels (all frames) a photo may decode to."""
+    return request.registry.settings["ehs.max_image_pixels"]
 
 
 def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None) -> Attachment:
@@ -163,7 +170,11 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
     if count >= MAX_PER_INCIDENT:
         raise Refused(409, f"An incident holds at most {MAX_PER_INCIDENT} files")
     try:
-        source = strip_metadata(source, content_type) or source
+        source = strip_metadata(source, content_type, max_image_pixels(request)) or source
+    except TooManyPixels as exc:
+        raise Refused(413, exc.message) from None
+    except Busy as exc:
+        raise Refused(503, exc.message, {"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
     except UnreadablePhoto:
         raise Refused(415, "The photo could not be read") from None
     storage_name, stored_size = store(request, source)

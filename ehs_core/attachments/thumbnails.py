@@ -6,7 +6,9 @@ served `no-store`: injury photos are health data, and a shared tablet must
 not keep them). The gallery shows a preview instead: the photo drawn at
 most `SIZE` pixels on its longer side (twice the gallery's cell, for
 high-density screens), as WebP, made by Pillow from the stored photo's
-pixels alone (no metadata: ASVS 5 12.4.x, as `metadata` does on upload).
+pixels alone (no metadata: ASVS 5 12.4.x, as `metadata` does on upload),
+within the bounds of `decoding` (the photo's pixels checked from its
+header, one of the process's few decode slots).
 HEIC and HEIF photos, which browsers do not show, get one too (pillow-heif).
 
 Previews are made when asked and kept by the worker, bounded by their
@@ -22,9 +24,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from PIL import Image, ImageOps, UnidentifiedImageError
-from pillow_heif import register_heif_opener
 
-register_heif_opener()
+from ehs_core.attachments.decoding import TooManyPixels, decode_slot, open_image
 
 SIZE = 480  # pixels on the longer side
 QUALITY = 75
@@ -44,11 +45,23 @@ def previewed(content_type: str) -> bool:
     return content_type in PREVIEWED
 
 
-def draw(chunks: Iterable[bytes]) -> bytes:
+def draw(chunks: Iterable[bytes], max_pixels: int) -> bytes:
     """The preview of the photo whose bytes are `chunks`, as WebP. Raises
-    NoPreview when Pillow cannot read it."""
+    NoPreview when Pillow cannot read it or its header asks for more than
+    `max_pixels` pixels (`decoding`: checked before any decode), and Busy
+    when no decode slot frees."""
     try:
-        image = Image.open(io.BytesIO(b"".join(chunks)))
+        image = open_image(io.BytesIO(b"".join(chunks)), max_pixels)
+    except TooManyPixels as exc:
+        raise NoPreview(exc.message) from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise NoPreview(str(exc)) from exc
+    with decode_slot():
+        return _drawn(image)
+
+
+def _drawn(image: Image.Image) -> bytes:
+    try:
         # A JPEG is decoded at the smallest scale that still covers SIZE
         # (an eighth of a 12-megapixel photo): a tenth of the work.
         image.draft("RGB", (SIZE, SIZE))
@@ -63,13 +76,13 @@ def draw(chunks: Iterable[bytes]) -> bytes:
     return target.getvalue()
 
 
-def preview(storage_name: str, chunks: Iterable[bytes]) -> bytes:
-    """`draw(chunks)`, kept by the worker under the stored file's name."""
+def preview(storage_name: str, chunks: Iterable[bytes], max_pixels: int) -> bytes:
+    """`draw(chunks, max_pixels)`, kept by the worker under the stored file's name."""
     found = _kept.get(storage_name)
     if found is not None:
         _kept.move_to_end(storage_name)
         return found
-    found = draw(chunks)
+    found = draw(chunks, max_pixels)
     _kept[storage_name] = found
     _kept_size[0] += len(found)
     while _kept_size[0] > KEPT_BYTES and _kept:

@@ -13,10 +13,16 @@ from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 
-from ehs_core.attachments import attachment_json, thumbnails
+from ehs_core.attachments import attachment_json, decoding, thumbnails
 from ehs_core.attachments.backends import Missing
 from ehs_core.attachments.models import Attachment
-from ehs_core.attachments.storage import max_upload_bytes, open_stored, remove_attachment, save_upload
+from ehs_core.attachments.storage import (
+    max_image_pixels,
+    max_upload_bytes,
+    open_stored,
+    remove_attachment,
+    save_upload,
+)
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
@@ -102,15 +108,18 @@ def download(context: AttachmentContext, request: Request) -> Response:
 def preview(context: AttachmentContext, request: Request) -> Response:
     """A photo's preview (`thumbnails`): at most 480 pixels on its longer
     side, as WebP, with the file's own headers; 404 for a file that is no
-    photo (a PDF) or whose photo cannot be read."""
+    photo (a PDF), whose photo cannot be read or has more pixels than
+    `ehs.max_image_pixels`; 503 when the process's decode slots stay busy."""
     item = context.attachment
     if not thumbnails.previewed(item.content_type):
         raise HTTPNotFound()
     try:
-        body = thumbnails.preview(item.storage_name, stored_chunks(request, item))
+        body = thumbnails.preview(item.storage_name, stored_chunks(request, item), max_image_pixels(request))
     except thumbnails.NoPreview as exc:
         log.warning("attachment %s: no preview (%s)", item.id, exc)
         raise HTTPNotFound() from None
+    except decoding.Busy as exc:
+        raise APIError(503, exc.message, headers={"Retry-After": str(decoding.RETRY_AFTER_SECONDS)}) from None
     response = Response(body=body, content_type="image/webp", last_modified=item.created_at)
     return served(response, "inline", item.filename + ".webp")
 

@@ -38,11 +38,16 @@ from ehs_core.users.schemas import UserUpdateSchema
 from ehs_core.users.services import update_user
 
 PUBLIC = NO_PERMISSION_REQUIRED
-# Only a path of this site is a place to go after signing in (no open redirect).
-LOCAL_PATH = re.compile(r"^/(?![/\\])[^\s]*$")
+# Only a path of this site is a place to go after signing in (no open redirect),
+# written as a browser writes an address: printable ASCII, anything else
+# percent-encoded. Text outside Latin-1 or a control character in the
+# Location header was a 500 after the right password, and no cookie.
+LOCAL_PATH = re.compile(r"^/(?![/\\])[\x21-\x7e]*$")
 
 
 def safe_next(request: Request, value: Any) -> str:
+    """The page to go to after signing in: `value` when it is a path of
+    this site (ASVS 5.0 3.7.2, no open redirect), else home."""
     if isinstance(value, str) and LOCAL_PATH.match(value) and not value.startswith("/sign-in"):
         return value
     return request.route_path("home")

@@ -24,7 +24,6 @@ from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.i18n import TranslationStringFactory
 from pyramid.request import Request
 from pyramid_jinja2 import IJinja2Environment
-from sqlalchemy import select
 
 from ehs_core import refdata
 from ehs_core.attachments import storage, thumbnails
@@ -649,6 +648,9 @@ def report(request: Request) -> Any:
     `clientId` from the form so that sending it twice files it once."""
     sites = active_sites(request)
     values = report_values(request, sites, FORM_FIELDS | {"anonymous": BOOL, "clientId": TEXT})
+    # The thanks page is found by the clientId (see `thanks`): a form sent
+    # without one gets one here.
+    values["clientId"] = values.get("clientId") or str(uuid.uuid4())
     user = request.identity.user
     try:
         data = IncidentCreateSchema().deserialize(values)
@@ -672,20 +674,28 @@ def report(request: Request) -> Any:
             except storage.Refused as exc:
                 failed.append(item.filename)
                 request.environ.setdefault("ehs.refused", []).append(exc.message)
-    query = [("number", incident.number)] + [("failed", name) for name in failed]
+    query = [("report", incident.client_id)] + [("failed", name) for name in failed]
     return HTTPFound(request.route_path("page.incident_thanks", _query=query))
 
 
 def thanks(request: Request) -> dict[str, Any]:
-    raw = request.GET.get("number", "")
-    if not raw.isdigit() or len(raw) > 9:
+    """The report's reference, to who filed it only: the address names the
+    report by its clientId (a random UUID the form was given), and the page
+    answers as a retry of that clientId would (`filing.filed_by`: the
+    reporter of a named report; any signed-in user holding the clientId of
+    an anonymous one, which names no reporter); 404 otherwise, like every
+    page for what the caller cannot see. By `?number=N` it told anyone
+    whether N existed and whether it was anonymous."""
+    try:
+        client_id = str(uuid.UUID(request.GET.get("report", "")[:64]))
+    except ValueError:
+        raise HTTPNotFound() from None
+    identity = request.identity
+    incident = filing.find_by_client_id(request.dbsession, identity.account.organization_id, client_id)
+    if (incident is None or incident.number is None
+            or not filing.filed_by(incident, filing.user_filer(incident.anonymous, identity.user_id))):
         raise HTTPNotFound()
-    number = int(raw)
-    incident = request.dbsession.execute(select(Incident).where(
-        Incident.organization_id == request.identity.account.organization_id,
-        Incident.number == number)).scalar()
-    if incident is None:
-        raise HTTPNotFound()
+    number = incident.number
     visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
     return {"reference": incident.reference, "number": number, "visible": visible,
             "anonymous": incident.anonymous, "failed": request.GET.getall("failed")}

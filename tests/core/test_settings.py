@@ -247,3 +247,11 @@ def test_the_json_body_limit_comes_from_ehs_max_json_kb():
     assert load({"ehs.max_json_kb": "64"}, {"EHS_MAX_JSON_KB": "16"})["ehs.max_json_kb"] == 16
     with pytest.raises(SettingsError, match="EHS_MAX_JSON_KB"):
         load({}, {"EHS_MAX_JSON_KB": "0"})
+
+
+def test_the_photo_pixel_limit_comes_from_ehs_max_image_pixels():
+    assert load({}, {})["ehs.max_image_pixels"] == 50_000_000
+    assert load({"ehs.max_image_pixels": "24000000"}, {})["ehs.max_image_pixels"] == 24_000_000
+    assert load({}, {"EHS_MAX_IMAGE_PIXELS": "100000000"})["ehs.max_image_pixels"] == 100_000_000
+    with pytest.raises(SettingsError, match="EHS_MAX_IMAGE_PIXELS"):
+        load({}, {"EHS_MAX_IMAGE_PIXELS": "lots"})

@@ -244,7 +244,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         deployment = Deployment(network, public, web, engine)
         deployment.logs = tmp
         setup = deployment.session().post(public + "/api/setup", json={
-            "organizationName": "Two Hosts Ltd", "name": "Ada", "email": "ada@hosts.test",
+            "organizationName": "Two Hosts Ltd", "name": "Ada", "email": "ada@hosts.example",
             "password": PASSWORD}, timeout=30)
         assert setup.status_code == 201, setup.text
         deployment.cookie = setup.cookies["service_session"]

@@ -104,7 +104,7 @@ def server(tmp_path_factory):
         except OSError:
             time.sleep(0.2)
     status, body, headers = server.request("POST", "/api/setup", {
-        "organizationName": "Race Co", "name": "Root", "email": "root@race.test", "password": PASSWORD})
+        "organizationName": "Race Co", "name": "Root", "email": "root@race.example", "password": PASSWORD})
     assert status == 201, body
     server.admin = headers["Set-Cookie"].split("service_session=", 1)[1].split(";", 1)[0]
     server.site = server.request("POST", "/api/sites", {"name": "Plant"}, server.admin)[1]["id"]
@@ -126,7 +126,7 @@ def server_errors(server: Server) -> list[str]:
 
 
 def create_user(server: Server, role: str) -> dict:
-    email = f"{role}-{uuid.uuid4().hex[:8]}@race.test"
+    email = f"{role}-{uuid.uuid4().hex[:8]}@race.example"
     status, body, _ = server.request("POST", "/api/users", {"name": role, "email": email, "role": role,
                                                             "password": PASSWORD}, server.admin)
     assert status == 201, body

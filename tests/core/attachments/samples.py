@@ -76,3 +76,61 @@ def photo_with_metadata(fmt: str, orientation: int = 1) -> bytes:
     target = io.BytesIO()
     Image.new("RGB", (16, 8), (200, 10, 10)).save(target, **options)
     return target.getvalue()
+
+
+def png_bomb(width: int = 13_000, height: int = 13_000) -> bytes:
+    """A real PNG of `width` x `height` black RGB pixels, compressed about
+    a thousand to one: half a megabyte that decodes to 169 million pixels
+    (half a gigabyte in memory) at the default size. Built a block of rows
+    at a time, so building it never holds the pixels."""
+    packer = zlib.compressobj(9)
+    row = b"\x00" * (1 + 3 * width)  # filter byte, then the pixels
+    parts = [packer.compress(row * 64) for _ in range(height // 64)]
+    parts += [packer.compress(row * (height % 64)), packer.flush()]
+    return (b"\x89PNG\r\n\x1a\n"
+            + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + _png_chunk(b"IDAT", b"".join(parts))
+            + _png_chunk(b"IEND", b""))
+
+
+def claiming_size(fmt: str, width: int, height: int) -> bytes:
+    """A tiny photo whose header claims `width` x `height` pixels: what an
+    image's size is read from before any pixel is decoded. The pixels that
+    follow do not match (decoding it would fail or take the memory the
+    header asks for)."""
+    if fmt == "GIF":
+        data = bytearray(GIF)  # the logical screen's size
+        data[6:10] = struct.pack("<HH", width, height)
+        return bytes(data)
+    import io
+
+    from PIL import Image
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    target = io.BytesIO()
+    # 64 pixels: a smaller HEIF is cropped from a larger picture ('clap').
+    Image.new("RGB", (64, 64), (10, 120, 30)).save(target, format=fmt)
+    data = bytearray(target.getvalue())
+    if fmt == "JPEG":  # the frame header (SOF0): height, then width
+        at = data.index(b"\xff\xc0") + 5
+        data[at:at + 4] = struct.pack(">HH", height, width)
+    elif fmt == "WEBP":  # the VP8 frame header, after its start code
+        at = data.index(b"\x9d\x01\x2a") + 3
+        data[at:at + 4] = struct.pack("<HH", width, height)
+    elif fmt == "HEIF":  # the image's spatial extent property
+        at = data.index(b"ispe") + 8
+        data[at:at + 8] = struct.pack(">II", width, height)
+    return bytes(data)
+
+
+def animation(fmt: str, frames: int, size: tuple[int, int] = (10, 10)) -> bytes:
+    """An animated GIF, WebP or PNG of `frames` frames, each another colour."""
+    import io
+
+    from PIL import Image
+
+    pictures = [Image.new("RGB", size, (index * 20 % 256, 40, 90)) for index in range(frames)]
+    target = io.BytesIO()
+    pictures[0].save(target, format=fmt, save_all=True, append_images=pictures[1:])
+    return target.getvalue()

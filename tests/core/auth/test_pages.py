@@ -70,6 +70,26 @@ def test_sign_in_does_not_redirect_to_another_site(admin, new_client):
         browser.post("/sign-out", status=302)
 
 
+def test_a_crafted_next_never_breaks_sign_in_and_lands_on_home(admin, new_client):
+    """A `next` with text outside Latin-1 or a control character gave a 500
+    and no cookie after the right password."""
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    for target in ("/incidents/\u2603", "/caf\u00e9", "/\u0100", "/a\x01b", "/a\x7fb", "/a\x85b", "/a\u2028b",
+                   "/\U0001f600", "/a\rSet-Cookie:x=1"):
+        shown = browser.get("/sign-in", {"next": target}, status=200)
+        assert form_with(shown, "/sign-in")["next"].value == "/", repr(target)
+        landed = browser.post("/sign-in", {"email": "bob@acme.test", "password": PASSWORD, "next": target},
+                              status=302)
+        assert urlsplit(landed.location).path == "/", repr(target)
+        assert browser.get("/api/auth/me").json["user"]["email"] == "bob@acme.test"
+        browser.post("/sign-out", status=302)
+    # A percent-encoded address still goes where it was asked.
+    landed = browser.post("/sign-in", {"email": "bob@acme.test", "password": PASSWORD,
+                                       "next": "/incidents?q=caf%C3%A9"}, status=302)
+    assert landed.location.endswith("/incidents?q=caf%C3%A9")
+
+
 def test_emailed_sign_in_link_signs_in_by_button_only(admin, new_client, inbox):
     create_user(admin, "bob@acme.test")
     browser = new_client()

@@ -272,6 +272,16 @@ def test_upload_a_photo_and_refuse_other_files(team, site):
     assert "Only photos" in refused.text
 
 
+def test_a_photo_of_too_many_pixels_is_refused_on_the_page_with_the_reason(team, site):
+    number = report(team["reporter"], site)["number"]
+    form = form_with(team["reporter"].get(f"/incidents/{number}"), f"/incidents/{number}/attachments")
+    refused = submit_with_files(team["reporter"], form,
+                                [("file", "IMG_0001.png", samples.png_bomb(13_000, 13_000), "image/png")],
+                                status=400)
+    assert "photos of at most 50 million pixels are accepted" in refused.text
+    assert team["reporter"].get(f"/api/incidents/{number}").json["attachments"] == []
+
+
 def test_report_form_files_once_even_when_sent_twice(team, site):
     page = team["reporter"].get("/incidents/new")
     form = form_with(page, "/incidents/new")
@@ -316,6 +326,47 @@ def test_an_anonymous_report_keeps_no_name(team, site):
     # nothing else on the page may name them.
     assert "Rita Reporter" not in re.sub(r"<option[^>]*>[^<]*</option>", "", page)
     assert "Reported by</dt><dd>Anonymous" in page
+
+
+def file_by_page(browser, site, **fields) -> tuple[str, str]:
+    """File a report through the report form; (its reference, the thanks page's address)."""
+    form = form_with(browser.get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    for name, value in fields.items():
+        form[name] = value
+    address = form.submit(status=302).location
+    return re.search(r"INC-\d{4}", browser.get(address).text)[0], address
+
+
+def test_the_thanks_page_confirms_only_the_callers_own_report(team, site):
+    """`/incidents/new/thanks?number=N` told any user whether N existed and
+    whether it was anonymous; now it is reached only with the report's own
+    clientId, by who filed it, and answers 404 like any page for what the
+    caller cannot see."""
+    named, named_thanks = file_by_page(team["reporter"], site)
+    anonymous, anonymous_thanks = file_by_page(team["reporter"], site, anonymous=True)
+    assert "number=" not in named_thanks + anonymous_thanks
+    assert named in team["reporter"].get(named_thanks).text
+    shown = team["reporter"].get(anonymous_thanks).text
+    assert anonymous in shown and "without your name" in shown
+    for who in ("other", "supervisor", "admin"):
+        unknown = team[who].get("/incidents/new/thanks?number=999", status=404).text
+        for number in (1, 2):
+            page = team[who].get(f"/incidents/new/thanks?number={number}", status=404)
+            assert page.text == unknown and "INC-" not in page.text
+    # A named report's thanks is its reporter's alone.
+    assert "INC-" not in team["other"].get(named_thanks, status=404).text
+    team["other"].get("/incidents/new/thanks?report=00000000-0000-4000-8000-000000000000", status=404)
+    team["other"].get("/incidents/new/thanks?report=x", status=404)
+
+
+def test_a_report_form_without_a_client_id_still_ends_on_its_thanks(team, site):
+    page = team["reporter"].post("/incidents/new", {
+        "type": "hazard", "severity": "low", "title": "Loose cable", "siteId": str(site),
+        "occurredAt": (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")},
+        status=302).follow()
+    assert "INC-0001" in page.text
 
 
 def test_times_are_shown_in_the_sites_zone(team, admin):

@@ -274,6 +274,18 @@ def test_refused_files_are_listed_and_the_report_is_kept(admin, client, dbsessio
     assert len(stored_files(upload_dir) - before) == 1
 
 
+def test_a_photo_of_too_many_pixels_is_refused_from_its_header_and_the_report_kept(admin, client, site,
+                                                                                 token):
+    bomb = samples.png_bomb(13_000, 13_000)  # half a megabyte, 169 million pixels
+    response = file_report(client, token, report_body(site, reporterName="Kim Lee"),
+                           files=[("IMG_0001.png", bomb, "image/png"), PNG], status=201)
+    assert response.json["failedFiles"] == [{
+        "name": "IMG_0001.png",
+        "error": "The photo is 13000 by 13000 pixels; photos of at most 50 million pixels are accepted"}]
+    attachments = admin.get("/api/incidents/1").json["attachments"]
+    assert [item["filename"] for item in attachments] == ["photo.png"]
+
+
 def test_the_type_comes_from_the_content_not_the_name(admin, client, site, token):
     files = [("scan.pdf", samples.PNG, "application/pdf"), ("photo.jpg", samples.PDF, "image/jpeg"),
              ("IMG_0001.HEIC", samples.HEIC, "image/heic")]
