@@ -314,8 +314,14 @@ def incident_list(request: Request) -> dict[str, Any]:
     }
 
 
-def incident_list_page(request: Request) -> dict[str, Any]:
-    """The whole page, or only the results when htmx asks for them."""
+def incident_list_page(request: Request) -> Any:
+    """The whole page, or only the results when htmx asks for them. The
+    menu's plain /incidents opens on the sites the person works at (issue
+    #36 item 9), as the filter a person can untick; any other address,
+    "Clear filters" too, lists what the spec lets them see."""
+    if not request.GET and request.identity.user is not None and request.identity.user.site_ids:
+        return HTTPFound(request.route_path("page.incidents", _query=[
+            ("siteId", site_id) for site_id in request.identity.user.site_ids]))
     if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
         request.override_renderer = "incidents/results.html"
         return incident_list(request)

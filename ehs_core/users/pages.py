@@ -16,6 +16,7 @@ from pyramid.request import Request
 from ehs_core.auth.listeners import invite
 from ehs_core.errors import DomainError
 from ehs_core.security import Permission, Role
+from ehs_core.sites.services import site_choices
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 from ehs_core.users import services
 from ehs_core.users.models import User
@@ -27,6 +28,7 @@ USER = r"/admin/users/{id:\d{1,9}}"
 def people(request: Request, errors: dict[str, Any] | None = None,
            values: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"users": services.list_users(request), "roles": list(Role),
+            "sites": site_choices(request, False),
             "can_manage": bool(request.has_permission(Permission.manage_users)),
             "errors": errors or {}, "values": values or {}}
 
@@ -59,13 +61,17 @@ def _user(request: Request) -> User:
 
 
 def change_user(request: Request) -> Any:
-    """Role, or active: one change per button."""
+    """Role, active, or the sites a person works at: one change per button."""
     user = _user(request)
     values: dict[str, Any] = {}
     if "role" in request.POST:
         values["role"] = request.POST.get("role")
     if request.POST.get("active") in ("true", "false"):
         values["active"] = request.POST["active"] == "true"
+    if request.POST.get("sites") == "chosen":
+        # The ticked sites (none ticked: all of them).
+        values["siteIds"] = [int(raw) for raw in request.POST.getall("siteId")
+                             if isinstance(raw, str) and raw.isdigit() and len(raw) <= 9]
     try:
         if not values:
             raise DomainError("Nothing to change")
