@@ -12,6 +12,8 @@ from pyramid.request import Request
 from sqlalchemy import ColumnElement, select
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
+from ehs_core.attachments import attachment_json
+from ehs_core.attachments.models import Attachment
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.serialize import person, user_names
@@ -36,6 +38,7 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
     if names is None:
         names = user_names(request, {a.assignee_id for a in actions})
     on = today(request.registry)
+    evidence = evidence_of(request, [a.id for a in actions])
     items = []
     for action in actions:
         item = {
@@ -46,6 +49,7 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
             "rootCauseId": action.root_cause_id, "status": action.status,
             "overdue": is_overdue(action, on), "createdAt": iso(action.created_at),
             "updatedAt": iso(action.updated_at), "doneAt": iso(action.done_at),
+            "evidence": [evidence_json(item) for item in evidence.get(action.id, [])],
         }
         if incidents is not None:
             incident = incidents[action.incident_id]
@@ -53,6 +57,23 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
                                 "title": incident.title, "status": incident.status}
         items.append(item)
     return items
+
+
+def evidence_json(item: Attachment) -> dict[str, Any]:
+    """A file kept as an action's evidence, as the incident's files show it,
+    with the action it proves."""
+    return attachment_json(item) | {"actionId": item.action_id}
+
+
+def evidence_of(request: Request, action_ids: list[int]) -> dict[int, list[Attachment]]:
+    """The photos and PDFs kept as evidence of each action, oldest first."""
+    if not action_ids:
+        return {}
+    found: dict[int, list[Attachment]] = {}
+    for item in request.dbsession.execute(select(Attachment).where(Attachment.action_id.in_(action_ids))
+                                          .order_by(Attachment.id)).scalars():
+        found.setdefault(item.action_id, []).append(item)
+    return found
 
 
 class ActionRow(NamedTuple):
@@ -94,6 +115,8 @@ def includeme(config: Configurator) -> None:
     config.add_route("incident.actions", INCIDENT + "/actions", factory=FACTORY)
     config.add_route("actions", "/api/actions")
     config.add_route("action", r"/api/actions/{id:\d{1,9}}",
+                     factory="ehs_core.actions.resources.action_factory")
+    config.add_route("action.evidence", r"/api/actions/{id:\d{1,9}}/evidence",
                      factory="ehs_core.actions.resources.action_factory")
     config.add_incident_section("actions", column=actions_column, decode=actions_section,
                                 detail_only=True, fresh=list)

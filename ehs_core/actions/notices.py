@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyramid.events import subscriber
 
 from ehs_core.events import ActionCreated, ActionUpdated
+from ehs_core.investigation.models import RootCause
 from ehs_core.mail import send_mail
 from ehs_core.ui.rendering import day
 from ehs_core.users.models import User
@@ -15,9 +16,14 @@ def _notify(event: ActionCreated | ActionUpdated) -> None:
     user = request.dbsession.get(User, action.assignee_id) if action.assignee_id else None
     if user is None or not user.active:
         return
+    cause = request.dbsession.get(RootCause, action.root_cause_id) if action.root_cause_id else None
+    # What is to be done, why (the cause it answers) and by when: the mail
+    # alone is enough to start (issue #36 item 13).
     send_mail(request, user.email, "action_assigned", name=user.name, title=action.title,
               reference=incident.reference, incident_title=incident.title, number=incident.number,
-              action_id=action.id,
+              action_id=action.id, description=action.description or "",
+              cause=f"{cause.category}: {cause.description}" if cause else "",
+              why=f"Why: {cause.category}: {cause.description}" if cause else "",
               due=day(action.due_date) if action.due_date else "no due date")
 
 

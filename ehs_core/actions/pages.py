@@ -20,16 +20,18 @@ from pyramid.request import Request
 from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
-from ehs_core.actions import actions_json, is_overdue, services, today
+from ehs_core.actions import actions_json, evidence_of, is_overdue, services, today
 from ehs_core.actions.models import ActionStatus, CorrectiveAction
 from ehs_core.actions.resources import ActionContext, action_context
 from ehs_core.actions.schemas import ActionCreateSchema, ActionFilter, ActionQuerySchema, Scope
+from ehs_core.attachments.storage import Refused
 from ehs_core.errors import DomainError
 from ehs_core.incidents import comments
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.serialize import user_names
 from ehs_core.investigation.models import RootCause
+from ehs_core.schemas import text_problem
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
 from ehs_core.ui.directives import BADGE_LIMIT
@@ -141,6 +143,7 @@ def action_values(request: Request, context: ActionContext) -> dict[str, Any]:
     notes = [c for c in comments.list_comments(request, incident) if c.body.startswith(prefix)]
     zone = request.dbsession.execute(select(Site.timezone).where(Site.id == incident.site_id)).scalar()
     return {"row": row, "action": action, "item": row["item"], "incident": incident, "cause": row["cause"],
+            "evidence": evidence_of(request, [action.id]).get(action.id, []),
             "notes": [(n, n.body[len(prefix):]) for n in notes],
             "note_authors": user_names(request, {n.author_id for n in notes}), "zone": zone,
             "can_note": bool(request.has_permission(Permission.comment_incident, context)),
@@ -158,6 +161,12 @@ def change_status(context: ActionContext, request: Request) -> Any:
     htmx = request.headers.get("HX-Request") == "true"
     from_list = request.POST.get("from") == "list"
     error = None
+    refused = add_evidence(request, context)
+    if refused:
+        # Nothing of this answer is kept: the person sends it again whole.
+        request.tm.doom()
+        request.response.status = 400
+        return action_values(request, context) | {"errors": {"evidence": refused}}
     try:
         if status not in {s.value for s in ActionStatus}:
             raise colander.Invalid(colander.SchemaNode(colander.String(), name="status"),
@@ -183,6 +192,28 @@ def change_status(context: ActionContext, request: Request) -> Any:
     if from_list:
         return HTTPFound(request.route_path("page.actions", _query={"notice": "saved"}))
     return HTTPFound(request.route_path("page.action", id=context.action.id, _query={"notice": "saved"}))
+
+
+def add_evidence(request: Request, context: ActionContext) -> str | None:
+    """The photos or PDFs and the note sent with "Mark as done", kept as the
+    action's evidence (issue #36 item 13); the refusal in words, if any."""
+    files = [item for item in request.POST.getall("evidence") if hasattr(item, "file")]
+    note = request.POST.get("note")
+    note = note.strip() if isinstance(note, str) else ""
+    refused = []
+    for item in files:
+        try:
+            services.add_evidence(request, context.incident_context.incident, context.action, item)
+        except Refused as exc:
+            refused.append(f"{item.filename}: {request.localizer.translate(exc.message)}")
+    if refused:
+        return " ".join(refused)
+    if note:
+        if len(note) > 19000 or text_problem(note):
+            return request.localizer.translate("The note must be plain text of at most 19000 characters")
+        prefix = request.localizer.translate(NOTE_PREFIX) % {"title": context.action.title}
+        comments.add_comment(request, context.incident_context.incident, prefix + note)
+    return None
 
 
 def add_note(context: ActionContext, request: Request) -> Any:

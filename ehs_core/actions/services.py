@@ -149,3 +149,14 @@ def open_actions_count(up_to: int | None = None) -> ColumnElement[int]:
     return count_up_to(select(CorrectiveAction.id).where(
         CorrectiveAction.assignee_id == bindparam("me", type_=Integer),
         CorrectiveAction.status.in_([constant(status.value) for status in PENDING])), up_to)
+
+
+def add_evidence(request: Request, incident: Incident, action: CorrectiveAction, upload: Any) -> Any:
+    """A photo or PDF showing the action was done, kept with the incident's
+    files and named as the action's evidence; the same checks as any file
+    (`attachments.storage.save_upload`, which raises Refused)."""
+    from ehs_core.attachments.storage import save_upload
+
+    # Lock the incident: concurrent uploads must not exceed its file limit.
+    locked = request.dbsession.get(Incident, incident.id, with_for_update=True)
+    return save_upload(request, locked, upload, request.identity.user_id, action_id=action.id)

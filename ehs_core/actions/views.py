@@ -7,13 +7,15 @@ from typing import Any
 from pyramid.request import Request
 from pyramid.view import view_config
 
-from ehs_core.actions import actions_json, services
+from ehs_core.actions import actions_json, evidence_json, services
 from ehs_core.actions.resources import ActionContext
 from ehs_core.actions.schemas import (
     ActionCreateSchema,
     ActionQuerySchema,
     ActionUpdateSchema,
 )
+from ehs_core.attachments.storage import max_upload_bytes
+from ehs_core.errors import APIError
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.security import Permission
 
@@ -42,3 +44,21 @@ def list_actions(request: Request) -> list[dict[str, Any]]:
     rows = services.list_actions(request, query["scope"], query["filter"])
     incidents = {incident.id: incident for _, incident in rows}
     return actions_json(request, [action for action, _ in rows], incidents)
+
+
+@view_config(route_name="action.evidence", request_method="POST", renderer="json",
+             permission=Permission.edit_action, responses=(201,), multipart={"file": "file"})
+def add_evidence(context: ActionContext, request: Request) -> dict[str, Any]:
+    """A photo or PDF showing the action was done (the assignee's proof,
+    read by whoever verifies it), in the field `file`."""
+    limit = max_upload_bytes(request)
+    if request.content_length and request.content_length > limit + 64 * 1024:
+        raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
+    if not (request.content_type or "").startswith("multipart/form-data"):
+        raise APIError(415, "Send the file as multipart/form-data in the field 'file'")
+    upload = request.POST.get("file")
+    if upload is None or not hasattr(upload, "file"):
+        raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
+    item = services.add_evidence(request, context.incident_context.incident, context.action, upload)
+    request.response.status = 201
+    return evidence_json(item)

@@ -20,6 +20,9 @@ class Attachment(Base):
     size: Mapped[int] = mapped_column(Integer)
     uploaded_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Set when the file is evidence that a corrective action was done.
+    action_id: Mapped[int | None] = mapped_column(ForeignKey("corrective_actions.id"), nullable=True,
+                                                  index=True)
 
 
 class AttachmentChunk(Base):

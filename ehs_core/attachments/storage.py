@@ -147,11 +147,13 @@ def max_image_pixels(request: Request) -> int:
     return request.registry.settings["ehs.max_image_pixels"]
 
 
-def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None) -> Attachment:
+def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: int | None,
+                action_id: int | None = None) -> Attachment:
     """Check and keep one uploaded file (cgi.FieldStorage-like: `.file`,
     `.filename`); raises Refused. `uploader_id` is None for a kiosk link.
     The caller locks the incident first when uploads may race (the limit of
-    files per incident is counted here)."""
+    files per incident is counted here). `action_id`: the corrective action
+    the file is evidence of."""
     limit = max_upload_bytes(request)
     source = upload.file
     source.seek(0, 2)
@@ -182,7 +184,7 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
     name = None if incident.anonymous else upload.filename
     item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
                       storage_name=storage_name, content_type=content_type, size=stored_size,
-                      uploaded_by_id=uploader_id, created_at=utcnow())
+                      uploaded_by_id=uploader_id, created_at=utcnow(), action_id=action_id)
     dbsession.add(item)
     dbsession.flush()
     publish(request, AttachmentAdded(request, incident_id=incident.id, attachment=item,

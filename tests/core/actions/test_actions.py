@@ -191,6 +191,25 @@ def test_the_assignee_is_mailed(admin, make_user, inbox, site):
     assert [m for m in assigned_mails(inbox) if m["To"] != assignee.user["email"]] == []
 
 
+def test_the_assignment_mail_says_what_why_and_by_when(admin, make_user, inbox, site):
+    """Issue #36 item 13: the mail alone is enough to start: the action's
+    description, the root cause it answers and its due date."""
+    from tests.core.workflow.support import add_root_cause, bring_to
+
+    assignee = make_user("reporter")
+    number = report(admin, site, title="Leaking valve")["number"]
+    bring_to(admin, number, "investigation")
+    cause = add_root_cause(admin, number, category="Equipment", description="The gasket was brittle")
+    add_action(admin, number, title="Replace the gasket", assigneeId=assignee.user["id"], dueDate=day(5),
+               description="Use the EPDM gasket from store B.", rootCauseId=cause["id"])
+    inbox.wait(1)
+    [mail] = assigned_mails(inbox, assignee.user["email"])
+    text = body_of(mail)
+    assert "Use the EPDM gasket from store B." in text
+    assert "Why: Equipment: The gasket was brittle" in text
+    assert "Due: " in text
+
+
 def test_no_mail_without_an_assignee(admin, inbox, site):
     number = report(admin, site)["number"]
     add_action(admin, number, title="Nobody's job")
@@ -500,3 +519,22 @@ def test_an_action_due_outside_the_service_era_is_refused(admin, due):
                                {"title": "Fix", "dueDate": due}, status=400)
     assert [issue["path"] for issue in response.json["issues"]] == ["dueDate"]
     assert detail(admin, incident["number"])["actions"] == []
+
+
+def test_evidence_of_an_action_by_the_api_is_for_who_may_change_it(admin, make_user):
+    """`POST /api/actions/:id/evidence` (multipart `file`): the assignee or a
+    supervisor; anyone else gets the 404 of an action they cannot see."""
+    from ehs_core.testing import new_site
+    from tests.core.attachments import samples
+    from tests.core.workflow.support import add_action, report
+
+    worker, stranger = make_user("reporter"), make_user("reporter")
+    number = report(admin, new_site(admin)["id"])["number"]
+    action = add_action(admin, number, title="Fix", assigneeId=worker.user["id"])
+    path = f"/api/actions/{action['id']}/evidence"
+    made = worker.post(path, upload_files=[("file", "done.png", samples.PNG, "image/png")], status=201).json
+    assert made["actionId"] == action["id"] and made["filename"] == "done.png"
+    stranger.post(path, upload_files=[("file", "x.png", samples.PNG, "image/png")], status=404)
+    worker.post(path, upload_files=[("file", "x.html", samples.HTML, "text/html")], status=415)
+    worker.post(path, {"note": "no file"}, status=415)  # not multipart: says how to send it
+    assert [e["id"] for e in worker.get("/api/actions").json[0]["evidence"]] == [made["id"]]

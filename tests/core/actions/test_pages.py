@@ -161,3 +161,46 @@ def test_the_list_pages_fifty_at_a_time_in_due_date_order(team, number, dbsessio
         titles(second)
     assert titles(team["supervisor"].get("/actions", {"scope": "all", "filter": "open", "page": "x"})) == \
         titles(first)
+
+
+def test_the_assignee_marks_it_done_with_a_photo_and_a_note_that_the_verifier_sees(team, number):
+    """Issue #36 item 13: evidence sent with "Mark as done" is kept as the
+    action's, shown on its page and in the verification list."""
+    from ehs_core.testing import submit_with_files
+    from tests.core.attachments import samples
+
+    action = add_action(team["supervisor"], number, title="Guard the belt",
+                        assigneeId=team["reporter"].user["id"])
+    done = form_with(team["reporter"].get(f"/actions/{action['id']}"), f"/actions/{action['id']}/status")
+    done["note"] = "Guard bolted on"
+    submit_with_files(team["reporter"], done, [("evidence", "guard.png", samples.PNG, "image/png"),
+                                               ("evidence", "invoice.pdf", samples.PDF, "application/pdf")],
+                      status=302)
+    item = team["manager"].get("/api/actions", {"scope": "all"}).json[0]
+    assert item["status"] == "done"
+    assert [(e["filename"], e["actionId"]) for e in item["evidence"]] == [("guard.png", action["id"]),
+                                                                         ("invoice.pdf", action["id"])]
+    page = team["manager"].get(f"/actions/{action['id']}")
+    assert "Evidence photo guard.png" in page.text and "invoice.pdf" in page.text
+    listed = team["manager"].get("/actions", {"scope": "all", "filter": "awaiting_verification"})
+    assert "Evidence:" in listed.text and "guard.png" in listed.text
+    notes = team["manager"].get(f"/api/incidents/{number}/comments").json
+    assert notes[-1]["body"] == "Note on action “Guard the belt”: Guard bolted on"
+
+
+def test_a_refused_evidence_file_keeps_nothing_and_leaves_the_action_open(team, number):
+    from ehs_core.testing import submit_with_files
+    from tests.core.attachments import samples
+
+    action = add_action(team["supervisor"], number, title="Guard the belt",
+                        assigneeId=team["reporter"].user["id"])
+    done = form_with(team["reporter"].get(f"/actions/{action['id']}"), f"/actions/{action['id']}/status")
+    done["note"] = "Guard bolted on"
+    files = [("evidence", "guard.png", samples.PNG, "image/png"),
+             ("evidence", "page.html", samples.HTML, "text/html")]
+    refused = submit_with_files(team["reporter"], done, files, status=400)
+    assert "page.html: Only photos" in refused.text
+    item = team["manager"].get("/api/actions", {"scope": "all"}).json[0]
+    assert item["status"] == "open" and item["evidence"] == []
+    assert team["manager"].get(f"/api/incidents/{number}").json["attachments"] == []
+    assert team["manager"].get(f"/api/incidents/{number}/comments").json == []
