@@ -165,30 +165,16 @@ def is_instant(value: Any) -> bool:
 # --- list -------------------------------------------------------------------
 
 
-def area_path(area: dict[str, Any], by_id: dict[int, dict[str, Any]]) -> str:
-    """An area's name after those of the areas it is inside ("Warehouse /
-    Yard"): two areas of a site may share a name under different parents."""
-    names, seen = [area["name"]], {area["id"]}
-    parent = by_id.get(area.get("parentId"))
-    while parent is not None and parent["id"] not in seen:
-        names.append(parent["name"])
-        seen.add(parent["id"])
-        parent = by_id.get(parent.get("parentId"))
-    return " / ".join(reversed(names))
-
-
 def filter_options(request: Request) -> dict[str, Any]:
     """The site and area filters' options as (value, label), areas grouped
-    by site and named by their path (`area_path`), in its order: plain
+    by site and named by their path (`sites.services.area_path`), in its order: plain
     tuples, so the list page does not look up each of a hundred options'
     attributes (kept per worker with the sites)."""
     sites = active_sites(request)
     areas = []
     for site in sites:
-        by_id = {area["id"]: area for area in site["areas"]}
-        labels = sorted((area_path(area, by_id), str(area["id"])) for area in site["areas"])
-        if labels:
-            areas.append((site["name"], [(value, label) for label, value in labels]))
+        if site["areas"]:
+            areas.append((site["name"], [(str(area["id"]), area["path"]) for area in site["areas"]]))
     return {"sites": [(str(s["id"]), s["name"]) for s in sites], "areas": areas}
 
 

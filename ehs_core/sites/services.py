@@ -125,7 +125,25 @@ def _sites_and_areas(request: Request, include_archived: bool) -> tuple[list[dic
             site["areas"].append(area)
             # Its own entry: those of the choices are shared with pickers' answers.
             areas[area_id] = area | {"siteId": site_id, "archived": area_archived}
+    for site in sites.values():
+        by_id = {area["id"]: area for area in site["areas"]}
+        for area in site["areas"]:
+            area["path"] = area_path(area, by_id)
+        # Pickers list areas by their path, so sub-areas sit under their parent.
+        site["areas"].sort(key=lambda area: (area["path"].casefold(), area["id"]))
     return list(sites.values()), areas
+
+
+def area_path(area: dict[str, Any], by_id: dict[int, dict[str, Any]]) -> str:
+    """An area named by the areas it is inside ("Warehouse / Yard"): two
+    sub-areas of one name under different parents read apart."""
+    names, seen = [area["name"]], {area["id"]}
+    parent = by_id.get(area.get("parentId"))
+    while parent is not None and parent["id"] not in seen:
+        names.append(parent["name"])
+        seen.add(parent["id"])
+        parent = by_id.get(parent.get("parentId"))
+    return " / ".join(reversed(names))
 
 
 def create_site(request: Request, data: dict[str, Any]) -> Site:

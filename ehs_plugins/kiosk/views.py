@@ -20,6 +20,7 @@ from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.sites.models import Area, Site
+from ehs_core.sites.services import area_path
 from ehs_core.ui import PAGE_HEADERS
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk import links
@@ -77,6 +78,11 @@ def allowed_sites(request: Request, link: KioskLink) -> list[dict[str, Any]]:
     for area in areas:
         by_site[area.site_id].append({"id": area.id, "name": area.name, "kind": area.kind,
                                       "parentId": area.parent_id})
+    for site_areas in by_site.values():
+        by_id = {area["id"]: area for area in site_areas}
+        for area in site_areas:
+            area["path"] = area_path(area, by_id)
+        site_areas.sort(key=lambda area: (area["path"].casefold(), area["id"]))
     return [{"id": s.id, "name": s.name, "timezone": s.timezone, "areas": by_site[s.id]} for s in sites]
 
 

@@ -529,3 +529,17 @@ def test_a_refused_report_says_which_chosen_files_must_be_chosen_again(team, sit
     notice = re.search(r'<p class="field-error" id="photos-dropped" role="alert">([^<]*)</p>', refused.text)
     assert notice and "stairs.png" in unescape(notice[1]) and "Choose them again" in notice[1]
     assert team["reporter"].get("/api/incidents").json["total"] == 0
+
+
+def test_the_report_forms_area_picker_names_areas_by_their_path(team, admin, site):
+    """Issue #36 item 14: two sub-areas named "Yard" under different parents
+    read apart in every picker."""
+    from ehs_core.testing import new_area
+
+    warehouse = new_area(admin, site, "Warehouse")
+    dock = new_area(admin, site, "Dock")
+    new_area(admin, site, "Yard", parentId=warehouse["id"])
+    new_area(admin, site, "Yard", parentId=dock["id"])
+    page = team["reporter"].get("/incidents/new")
+    options = re.findall(r'<option value="\d+"[^>]*>([^<]+)</option>', page.text.split('id="areaId"', 1)[1])
+    assert options[:4] == ["Dock", "Dock / Yard", "Warehouse", "Warehouse / Yard"]
