@@ -20,6 +20,7 @@ from ehs_core.security import Permission
 from ehs_core.sites import services
 from ehs_core.sites.models import ESTABLISHMENT_FIELDS, Area, AreaKind, Site
 from ehs_core.sites.schemas import AreaCreateSchema, AreaUpdateSchema, SiteCreateSchema, SiteUpdateSchema
+from ehs_core.sites.zones import zone_choices
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
 
 SITE = r"/admin/sites/{id:\d{1,9}}"
@@ -51,7 +52,8 @@ def _site(request: Request) -> Site:
 def site_list(request: Request, errors: dict[str, str] | None = None,
               values: dict[str, Any] | None = None) -> dict[str, Any]:
     found = services.list_sites(request, include_archived=True)
-    return {"sites": [{"site": site, "areas": len([a for a in areas if not a.archived])}
+    return {"zones": zone_choices(),
+            "sites": [{"site": site, "areas": len([a for a in areas if not a.archived])}
                       for site, areas in found],
             "errors": errors or {}, "values": values or {}}
 
@@ -72,7 +74,8 @@ def site_page(request: Request, errors: dict[str, str] | None = None,
     areas = services.site_areas(request, site)
     current = {"name": site.name, "address": site.address, "timezone": site.timezone,
                **{name: getattr(site, attr) for name, attr in ESTABLISHMENT_FIELDS.items()}}
-    return {"site": site, "tree": area_tree(areas), "parents": [a for a in areas if not a.archived],
+    return {"site": site, "zones": zone_choices(), "tree": area_tree(areas),
+            "parents": [a for a in areas if not a.archived],
             "kinds": list(AreaKind), "errors": errors or {}, "values": values or current}
 
 

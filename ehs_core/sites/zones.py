@@ -14,7 +14,8 @@ analytics heatmap's hours use the same rule.
 from __future__ import annotations
 
 import datetime as dt
-from zoneinfo import ZoneInfo
+import functools
+from zoneinfo import ZoneInfo, available_timezones
 
 from pyramid.registry import Registry
 
@@ -35,3 +36,20 @@ def site_zone(timezone: str | None, registry: Registry) -> dt.tzinfo:
 def local_time(instant: dt.datetime, timezone: str | None, registry: Registry) -> dt.datetime:
     """An aware instant as the wall-clock time of the site (see `site_zone`)."""
     return instant.astimezone(site_zone(timezone, registry))
+
+
+# The zones of US establishments, offered first (29 CFR 1904 binds US
+# employers); every other IANA zone follows.
+US_ZONES = ("America/New_York", "America/Chicago", "America/Denver", "America/Phoenix",
+            "America/Los_Angeles", "America/Anchorage", "Pacific/Honolulu", "America/Puerto_Rico",
+            "Pacific/Guam")
+
+
+@functools.cache
+def zone_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the US zones, every other IANA zone by name) for a site's zone
+    picker: a typed zone name was the first day's most common mistake."""
+    others = sorted(name for name in available_timezones()
+                    if "/" in name and not name.startswith(("Etc/", "SystemV/", "posix/", "right/"))
+                    and name not in US_ZONES)
+    return US_ZONES, tuple(others)

@@ -3,6 +3,7 @@
 //   announced, so keyboard and screen-reader users know what happened.
 // - Emailed-link pages forget the token from the address bar.
 // - The error summary of a refused form takes focus.
+// - An empty time-zone picker suggests the browser's zone.
 // - The incident page's photos open in a viewer on the page (a native
 //   modal dialog: focus stays in it, Escape closes it and focus returns to
 //   the photo), with the previous and next photo, also by the arrow keys.
@@ -77,8 +78,22 @@
     viewer.addEventListener("close", function () { image.removeAttribute("src"); links[shown].focus(); });
   }
 
+  // An empty zone picker suggests the browser's own zone (the person sees
+  // it chosen and may change it); without JavaScript it stays empty.
+  function suggestZone() {
+    var zone;
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
+    document.querySelectorAll("select[data-suggest-zone]").forEach(function (select) {
+      if (select.value) { return; }
+      for (var i = 0; i < select.options.length; i++) {
+        if (select.options[i].value === zone) { select.value = zone; return; }
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     photoViewer();
+    suggestZone();
     if (document.querySelector("[data-forget-query]") && window.history && window.history.replaceState) {
       window.history.replaceState(null, "", window.location.pathname);
     }

@@ -33,3 +33,21 @@ def test_the_sites_screens_pass_axe(live, new_page):
     page.get_by_role("button", name="Save the site").click()
     expect(page.locator("#naicsCode-error")).to_be_visible()
     assert_accessible(page)
+
+
+def test_a_new_sites_zone_is_picked_from_a_list_with_the_browsers_zone_suggested(live, new_page):
+    """Issue #36 item 14: the zone is chosen, not typed, and the browser's
+    own zone (here Denver's) comes chosen on an empty picker."""
+    admin = live.admin()
+    page = new_page(timezone_id="America/Denver")
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/admin/sites")
+    picker = page.get_by_label("Time zone")
+    expect(picker).to_have_value("America/Denver")
+    picker.select_option("America/Los_Angeles")
+    page.get_by_label("Name", exact=True).fill("Plant West")
+    page.get_by_role("button", name="Add the site").click()
+    page.get_by_role("heading", name="Plant West").wait_for()
+    assert {s["name"]: s["timezone"] for s in admin.get("/api/sites").json}["Plant West"] == "America/Los_Angeles"
+    expect(page.get_by_label("Time zone")).to_have_value("America/Los_Angeles")  # kept, not re-suggested
+    assert_accessible(page)
