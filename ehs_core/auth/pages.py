@@ -69,13 +69,21 @@ def sign_in_form(request: Request) -> Any:
     if is_signed_in(request):
         return HTTPFound(safe_next(request, request.GET.get("next")))
     return {"values": {}, "errors": {}, "next": safe_next(request, request.GET.get("next")),
-            "link_sent": request.GET.get("link") == "sent"}
+            "link_sent": request.GET.get("link") == "sent", "organization_name": organization_name(request)}
+
+
+def organization_name(request: Request) -> str | None:
+    """The organization's name on the sign-in page, so people know they
+    are at their own company's service."""
+    organization = signin.organization(request)
+    return organization.name if organization is not None else None
 
 
 def sign_in(request: Request) -> Any:
     values = json_values(request.POST, {"email": TEXT, "password": TEXT})
     target = safe_next(request, request.POST.get("next"))
-    page = {"values": {"email": values.get("email", "")}, "next": target, "link_sent": False}
+    page = {"values": {"email": values.get("email", "")}, "next": target, "link_sent": False,
+            "organization_name": organization_name(request)}
     try:
         data = LoginSchema().deserialize(values)
         user = signin.authenticate(request, data["email"], data["password"])
@@ -97,7 +105,8 @@ def send_sign_in_link(request: Request) -> Any:
         request.response.status = 400
         errors = {"link_email" if k == "email" else k: v for k, v in errors_of(exc).items()}
         return {"values": {"link_email": values["email"]}, "errors": errors,
-                "next": request.route_path("home"), "link_sent": False}
+                "next": request.route_path("home"), "link_sent": False,
+                "organization_name": organization_name(request)}
     signin.send_link(request, TokenPurpose.magic_link, data["email"])
     return HTTPFound(request.route_path("page.sign_in", _query={"link": "sent"}))
 

@@ -4,6 +4,7 @@
 // - Emailed-link pages forget the token from the address bar.
 // - The error summary of a refused form takes focus.
 // - An empty time-zone picker suggests the browser's zone.
+// - On a phone the main menu folds behind a Menu button.
 // - The incident page's photos open in a viewer on the page (a native
 //   modal dialog: focus stays in it, Escape closes it and focus returns to
 //   the photo), with the previous and next photo, also by the arrow keys.
@@ -91,8 +92,26 @@
     });
   }
 
+  // On a phone the main menu folds behind its Menu button.
+  function foldMenu() {
+    var toggle = document.querySelector(".menu-toggle");
+    var nav = document.getElementById("mainnav");
+    if (!toggle || !nav) { return; }
+    toggle.hidden = false;
+    toggle.closest(".topbar").classList.add("menu-fold");
+    function show(open) {
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      nav.classList.toggle("open", open);
+    }
+    toggle.addEventListener("click", function () { show(toggle.getAttribute("aria-expanded") !== "true"); });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && nav.classList.contains("open")) { show(false); toggle.focus(); }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     photoViewer();
+    foldMenu();
     suggestZone();
     if (document.querySelector("[data-forget-query]") && window.history && window.history.replaceState) {
       window.history.replaceState(null, "", window.location.pathname);

@@ -208,3 +208,9 @@ def test_a_used_sign_in_link_says_so_when_it_opens(admin, new_client, inbox):
     form_with(new_client().get(f"/auth/magic?token={token}"), "/auth/magic").submit(status=302)
     again = new_client().get(f"/auth/magic?token={token}")
     assert "This link no longer works" in again.text and 'name="token"' not in again.text
+
+
+def test_the_sign_in_page_carries_the_organizations_name(admin, new_client):
+    page = new_client().get("/sign-in")
+    assert "Sign in to Acme" in page.text
+    assert "<title>Sign in" in page.text

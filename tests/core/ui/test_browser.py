@@ -217,6 +217,32 @@ def test_every_screen_passes_axe(live, new_page, viewport):
                              "a.getBoundingClientRect().right <= window.innerWidth)")
 
 
+def test_on_a_phone_the_menu_folds_behind_a_menu_button(live, new_page):
+    """Issue #36 item 14: on a phone the menu's entries no longer fill the
+    screen above every page; the Menu button opens and closes them."""
+    live.admin()
+    page = new_page(viewport=PHONE)
+    sign_in(page, live, "admin@acme.test")
+    page.goto(f"{live.url}/incidents")
+    menu = page.get_by_role("button", name="Menu")
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Actions")).to_be_hidden()
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    entry = page.get_by_role("navigation", name="Main").get_by_role("link", name="Actions")
+    expect(entry).to_be_visible()
+    assert page.evaluate("[...document.querySelectorAll('.mainnav a')].every(a => "
+                         "a.getBoundingClientRect().right <= window.innerWidth)")
+    assert_accessible(page)
+    page.keyboard.press("Escape")
+    expect(menu).to_be_focused()
+    expect(entry).to_be_hidden()
+    desktop = new_page()
+    sign_in(desktop, live, "admin@acme.test")
+    expect(desktop.get_by_role("button", name="Menu")).to_be_hidden()
+    expect(desktop.get_by_role("navigation", name="Main").get_by_role("link", name="Actions")).to_be_visible()
+
+
 def photo(red: int, green: int, blue: int) -> bytes:
     import io
 
