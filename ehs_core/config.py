@@ -30,6 +30,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job
     config.include("ehs_core.ui")  # templates, layout, add_nav_item/add_incident_panel/add_dashboard_card
+    config.include("ehs_core.ui.first_steps")  # add_first_step: the admin's first hour, on home
     config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
     config.include("ehs_core.health")  # liveness, readiness
     config.include("ehs_core.users")

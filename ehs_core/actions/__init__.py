@@ -33,12 +33,14 @@ def is_overdue(action: CorrectiveAction, on: dt.date) -> bool:
 
 def actions_json(request: Request, actions: list[CorrectiveAction],
                  incidents: dict[int, Incident] | None = None,
-                 names: dict[int, str] | None = None) -> list[dict[str, Any]]:
-    """`names`: the assignees' names when already read (else one query)."""
+                 names: dict[int, str] | None = None, with_evidence: bool = True) -> list[dict[str, Any]]:
+    """`names`: the assignees' names when already read (else one query);
+    `with_evidence`: each action's evidence files (one query), which the
+    incident's detail leaves to its own list of files."""
     if names is None:
         names = user_names(request, {a.assignee_id for a in actions})
     on = today(request.registry)
-    evidence = evidence_of(request, [a.id for a in actions])
+    evidence = evidence_of(request, [a.id for a in actions]) if with_evidence else None
     items = []
     for action in actions:
         item = {
@@ -49,8 +51,9 @@ def actions_json(request: Request, actions: list[CorrectiveAction],
             "rootCauseId": action.root_cause_id, "status": action.status,
             "overdue": is_overdue(action, on), "createdAt": iso(action.created_at),
             "updatedAt": iso(action.updated_at), "doneAt": iso(action.done_at),
-            "evidence": [evidence_json(item) for item in evidence.get(action.id, [])],
         }
+        if evidence is not None:
+            item["evidence"] = [evidence_json(file) for file in evidence.get(action.id, [])]
         if incidents is not None:
             incident = incidents[action.incident_id]
             item["incident"] = {"number": incident.number, "reference": incident.reference,
@@ -106,7 +109,7 @@ def actions_column() -> ColumnElement[Any]:
 def actions_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
     rows = _decode(value)
     names = {row.assignee_id: row.assignee_name for row in rows if row.assignee_id is not None}
-    return actions_json(request, rows, names=names)
+    return actions_json(request, rows, names=names, with_evidence=False)
 
 
 def includeme(config: Configurator) -> None:

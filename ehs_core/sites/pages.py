@@ -14,6 +14,7 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
+from sqlalchemy import select
 
 from ehs_core.errors import DomainError, NotFound
 from ehs_core.security import Permission
@@ -126,7 +127,14 @@ def change_area(request: Request) -> Any:
                                         _anchor=f"area-{area.id}"))
 
 
+def has_sites(request: Request) -> bool:
+    """The first hour's step: the organization has a site."""
+    found = request.dbsession.execute(select(Site.id).where(Site.archived.is_(False)).limit(1)).first()
+    return found is not None
+
+
 def includeme(config: Configurator) -> None:
+    config.add_first_step("sites", "Add your sites and their areas", "page.sites", has_sites, order=10)
     config.add_route("page.sites", "/admin/sites")
     config.add_route("page.site", SITE)
     config.add_route("page.site_areas", SITE + "/areas")

@@ -12,6 +12,7 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
+from sqlalchemy import select
 
 from ehs_core.auth.listeners import invite
 from ehs_core.errors import DomainError
@@ -93,7 +94,14 @@ def resend_invitation(request: Request) -> Any:
                                         _anchor=f"user-{user.id}"))
 
 
+def has_people(request: Request) -> bool:
+    """The first hour's step: someone besides the first admin."""
+    return request.dbsession.execute(select(User.id).offset(1).limit(1)).first() is not None
+
+
 def includeme(config: Configurator) -> None:
+    config.add_first_step("people", "Invite the people who report and follow up", "page.users", has_people,
+                          order=20)
     config.add_route("page.users", "/admin/users")
     config.add_route("page.user", USER)
     config.add_route("page.user_invitation", USER + "/invitation")

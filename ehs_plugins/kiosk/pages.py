@@ -16,6 +16,7 @@ from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
+from sqlalchemy import select
 
 from ehs_core.errors import APIError, DomainError
 from ehs_core.sites import services as sites
@@ -115,7 +116,14 @@ def qr_png(request: Request) -> Response:
     return response
 
 
+def has_link(request: Request) -> bool:
+    """The first hour's step: a reporting link exists to print a poster of."""
+    return request.dbsession.execute(select(KioskLink.id).limit(1)).first() is not None
+
+
 def includeme(config: Configurator) -> None:
+    config.add_first_step("kiosk_poster", "Make a reporting link and print its poster", "page.kiosk_links",
+                          has_link, order=40)
     config.add_route("page.kiosk_links", "/admin/links", factory=ADMIN)
     config.add_route("page.kiosk_link", LINK, factory=ADMIN)
     config.add_route("page.kiosk_poster", LINK + "/poster", factory=ADMIN)

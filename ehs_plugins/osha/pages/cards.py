@@ -75,6 +75,20 @@ def records_card(request: Request) -> dict[str, Any]:
             "severe": due[:5], "severe_count": len(due)}
 
 
+def establishments_described(request: Request) -> bool:
+    """The first hour's step: every active site has what the 300A and the
+    ITA file name an establishment by (1904.32(b)(3), 1904.41)."""
+    missing = or_(Site.street_address.is_(None), Site.city.is_(None), Site.state.is_(None),
+                  Site.zip.is_(None), Site.naics_code.is_(None))
+    active = select(Site.id).where(Site.archived.is_(False)).limit(1)
+    if request.dbsession.execute(active).first() is None:
+        return False  # no site yet: nothing is described
+    return request.dbsession.execute(active.where(missing)).first() is None
+
+
 def includeme(config: Configurator) -> None:
     config.add_dashboard_card("osha_records", TEMPLATES + "card.html", records_card, permission=MANAGE,
                               context=ROOT, order=40)
+    config.add_first_step("osha_establishments",
+                          "Enter each site's establishment details for the injury records", "page.sites",
+                          establishments_described, order=30)

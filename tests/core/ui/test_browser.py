@@ -86,6 +86,7 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     reporter = new_page(viewport=PHONE)
     sign_in(reporter, live, "reporter@acme.test")
     assert_accessible(reporter)
+    reporter.get_by_role("button", name="Menu").click()  # folded on a phone
     reporter.get_by_role("link", name="Report", exact=True).click()
     assert_accessible(reporter)
     reporter.get_by_label("Hazard").check()
@@ -100,6 +101,7 @@ def test_a_report_goes_from_the_form_to_closed(live, new_page, tmp_path: Path, s
     reference = re.search(r"INC-\d{4}", heading.inner_text())[0]
     number = int(reference[4:])
     assert_accessible(reporter)
+    reporter.get_by_role("button", name="Menu").click()
     reporter.get_by_role("link", name="Incidents", exact=True).click()
     expect(reporter.get_by_role("link", name=reference)).to_be_visible()
     # The notice mailed to safety managers links to the page, through sign-in.

@@ -87,6 +87,7 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
     reporter.get_by_role("button", name="Add note").click()
     reporter.get_by_role("button", name="Mark as done").click()
     expect(reporter.get_by_text("Status: Done")).to_be_visible()
+    reporter.get_by_role("button", name="Menu").click()  # folded on a phone
     reporter.get_by_role("link", name=re.compile("^Actions")).click()
     reporter.get_by_role("link", name="Done", exact=True).click()
     expect(reporter.get_by_role("link", name="Replace the hose")).to_be_visible()
