@@ -44,7 +44,7 @@ from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
-from ehs_core.incidents.serialize import incident_json, location_and_people, user_names
+from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
 from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
@@ -404,7 +404,7 @@ def shared_fragment(request: Request, template: str, key: tuple[Any, ...], **val
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
-    authors = user_names(request, {c.author_id for c in items})
+    authors = shown_names(request, {c.author_id for c in items})
     return {"comments": items,
             "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
 

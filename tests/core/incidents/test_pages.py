@@ -369,6 +369,40 @@ def test_a_report_form_without_a_client_id_still_ends_on_its_thanks(team, site):
     assert "INC-0001" in page.text
 
 
+def test_two_people_of_one_name_are_told_apart_in_comments_and_history(team, site, make_user):
+    """Renaming oneself (/account/name) to the safety manager's name
+    relabelled one's comments and history entries as theirs: where two
+    people bear one name (alike once case and spaces are set aside), each
+    is shown with their e-mail address."""
+    number = report(team["reporter"], site)["number"]
+    mallory = make_user("reporter", name="Mallory Moe", email="mallory@acme.test")
+    team["supervisor"].post_json(f"/api/incidents/{number}/actions",
+                                 {"title": "Mop it", "assigneeId": mallory.user["id"]}, status=201)
+    mallory.post_json(f"/api/incidents/{number}/comments", {"body": "Done, all clean"}, status=201)
+    team["manager"].post_json(f"/api/incidents/{number}/comments", {"body": "Not clean yet"}, status=201)
+    team["manager"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage"}, status=200)
+
+    def shown() -> tuple[list[str], list[str]]:
+        page = team["reporter"].get(f"/incidents/{number}").html
+        said = [li.find(class_="meta").text.split("·")[0].strip()
+                for li in page.find(id="comments").find_all("li")]
+        done = [li.get_text(" ", strip=True) for li in page.find(id="timeline").find_all("li")]
+        return said, done
+
+    said, done = shown()
+    assert said == ["Mallory Moe", "Sue Safety"]
+    assert not any("@" in entry for entry in done)
+    form = form_with(mallory.get("/account"), "/account/name")
+    form["name"] = "sue  SAFETY"
+    form.submit(status=302)
+    said, done = shown()
+    assert said == ["sue  SAFETY (mallory@acme.test)", f"Sue Safety ({team['manager'].user['email']})"]
+    assert any(f"Sue Safety ({team['manager'].user['email']})" in entry for entry in done)
+    # The API keeps names as they are.
+    comments = team["reporter"].get(f"/api/incidents/{number}/comments").json
+    assert [c["author"]["name"] for c in comments] == ["sue  SAFETY", "Sue Safety"]
+
+
 def test_times_are_shown_in_the_sites_zone(team, admin):
     site = admin.post_json("/api/sites", {"name": "Tokyo", "timezone": "Asia/Tokyo"}).json["id"]
     number = report(team["admin"], site, occurredAt="2026-01-05T23:30:00Z")["number"]
