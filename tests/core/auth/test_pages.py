@@ -66,7 +66,7 @@ def test_sign_in_does_not_redirect_to_another_site(admin, new_client):
         form = form_with(browser.get("/sign-in", {"next": target}), "/sign-in")
         form["email"], form["password"] = "bob@acme.test", PASSWORD
         location = urlsplit(form.submit(status=302).location)
-        assert (location.netloc, location.path) == ("localhost", "/")
+        assert (location.netloc, location.path) == ("ehs.test", "/")
         browser.post("/sign-out", status=302)
 
 
