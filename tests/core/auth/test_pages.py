@@ -208,3 +208,23 @@ def test_a_used_sign_in_link_says_so_when_it_opens(admin, new_client, inbox):
     form_with(new_client().get(f"/auth/magic?token={token}"), "/auth/magic").submit(status=302)
     again = new_client().get(f"/auth/magic?token={token}")
     assert "This link no longer works" in again.text and 'name="token"' not in again.text
+
+
+def test_on_a_shared_computer_the_session_cookie_ends_with_the_browser(admin, new_client):
+    """The sign-in cookie lives 30 days (ASVS 5.0 7.3.2 absolute limit; 12
+    hours idle); 'Shared computer' signs in with a cookie the browser drops
+    when it closes (no Max-Age or Expires)."""
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    form = form_with(browser.get("/sign-in"), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    kept = form.submit(status=302).headers["Set-Cookie"]
+    assert "Max-Age=2592000" in kept and "expires=" in kept.lower()
+    browser.post("/sign-out", status=302)
+    form = form_with(browser.get("/sign-in"), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    form["shared"] = True
+    shared = form.submit(status=302).headers["Set-Cookie"]
+    assert shared.startswith("service_session=") and "HttpOnly" in shared
+    assert "Max-Age" not in shared and "expires=" not in shared.lower()
+    assert browser.get("/api/auth/me").json["user"]["email"] == "bob@acme.test"
