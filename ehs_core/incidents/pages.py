@@ -666,8 +666,12 @@ def report(request: Request) -> Any:
             except storage.Refused as exc:
                 failed.append(item.filename)
                 request.environ.setdefault("ehs.refused", []).append(exc.message)
-    query = [("report", incident.client_id)] + [("failed", name) for name in failed]
-    return HTTPFound(request.route_path("page.incident_thanks", _query=query))
+    if failed:
+        # The files not kept are named by this answer itself: the address
+        # must not write what the page says (anyone can craft one).
+        request.override_renderer = "incidents/thanks.html"
+        return thanks_values(request, incident) | {"failed": failed}
+    return HTTPFound(request.route_path("page.incident_thanks", _query={"report": incident.client_id}))
 
 
 def thanks(request: Request) -> dict[str, Any]:
@@ -687,10 +691,13 @@ def thanks(request: Request) -> dict[str, Any]:
     if (incident is None or incident.number is None
             or not filing.filed_by(incident, filing.user_filer(incident.anonymous, identity.user_id))):
         raise HTTPNotFound()
-    number = incident.number
+    return thanks_values(request, incident)
+
+
+def thanks_values(request: Request, incident: Incident) -> dict[str, Any]:
     visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
-    return {"reference": incident.reference, "number": number, "visible": visible,
-            "anonymous": incident.anonymous, "failed": request.GET.getall("failed")}
+    return {"reference": incident.reference, "number": incident.number, "visible": visible,
+            "anonymous": incident.anonymous, "failed": []}
 
 
 def area_picker(request: Request) -> dict[str, Any]:

@@ -361,6 +361,23 @@ def test_the_thanks_page_confirms_only_the_callers_own_report(team, site):
     team["other"].get("/incidents/new/thanks?report=x", status=404)
 
 
+def test_files_not_kept_are_named_from_the_servers_own_state_never_the_address(team, site):
+    """`failed` in the thanks page's address was shown in the red box as
+    files of the report: now the answer to the form itself names them."""
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    answer = submit_with_files(team["reporter"], form, [("photos", "page.png", samples.HTML, "image/png"),
+                                                        ("photos", "exit.png", samples.PNG, "image/png")],
+                               status=200)
+    assert "Some files were not added" in answer.text
+    assert [li.text for li in answer.html.find(class_="error-summary").find_all("li")] == ["page.png"]
+    reference = re.search(r"INC-\d{4}", answer.text)[0]
+    own = team["reporter"].get("/incidents/new/thanks", {"report": form["clientId"].value,
+                                                           "failed": "Your account is locked: call 555-0100"})
+    assert reference in own.text and "555-0100" not in own.text and "Some files" not in own.text
+
+
 def test_a_report_form_without_a_client_id_still_ends_on_its_thanks(team, site):
     page = team["reporter"].post("/incidents/new", {
         "type": "hazard", "severity": "low", "title": "Loose cable", "siteId": str(site),
