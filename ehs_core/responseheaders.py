@@ -1,5 +1,5 @@
 """Headers every `/api` answer carries, whatever view, error view or tween
-produced it.
+produced it; and where every redirect leads.
 
 API answers hold personal and injury data (OSHA 300/301 figures, medical
 case detail), so no shared or browser cache may keep them (ASVS 5 14.3.2,
@@ -37,5 +37,20 @@ def api_response_headers(event: NewResponse) -> None:
     headers["X-Content-Type-Options"] = "nosniff"
 
 
+def public_location(event: NewResponse) -> None:
+    """A redirect to a path of this site leads to it under `ehs.public_url`.
+    Views redirect to paths, and WebOb writes a path's absolute address
+    from the request's Host header, which the client chooses (security
+    reference item 11, OWASP Forgot Password cheat sheet: links are built
+    on the configured base URL, never on Host)."""
+    response = event.response
+    if not 300 <= response.status_int < 400:
+        return
+    location = response.location
+    if location and location.startswith("/") and not location.startswith("//"):
+        response.location = event.request.registry.settings["ehs.public_url"] + location
+
+
 def includeme(config: Configurator) -> None:
     config.add_subscriber(api_response_headers, NewResponse)
+    config.add_subscriber(public_location, NewResponse)

@@ -272,10 +272,12 @@ def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
 
 
 class Client(webtest.TestApp):
-    """A browser: its own cookie jar, sending the site's Origin."""
+    """A browser at the site's public address: its own cookie jar, sending
+    the site's Origin and Host (redirects lead to the public address)."""
 
     def __init__(self, app: Any, origin: str = PUBLIC_URL) -> None:
-        super().__init__(app, extra_environ={"HTTP_ORIGIN": origin, "REMOTE_ADDR": "127.0.0.1"})
+        super().__init__(app, extra_environ={"HTTP_ORIGIN": origin, "REMOTE_ADDR": "127.0.0.1",
+                                             "HTTP_HOST": PUBLIC_URL.split("://", 1)[1]})
 
     def login(self, email: str, password: str = PASSWORD) -> dict:
         return self.post_json("/api/auth/login", {"email": email, "password": password}).json

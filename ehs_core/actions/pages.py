@@ -29,7 +29,7 @@ from ehs_core.errors import DomainError
 from ehs_core.incidents import comments
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext
-from ehs_core.incidents.serialize import user_names
+from ehs_core.incidents.serialize import shown_names
 from ehs_core.investigation.models import RootCause
 from ehs_core.schemas import text_problem
 from ehs_core.security import Permission, Role, role_at_least
@@ -145,7 +145,7 @@ def action_values(request: Request, context: ActionContext) -> dict[str, Any]:
     return {"row": row, "action": action, "item": row["item"], "incident": incident, "cause": row["cause"],
             "evidence": evidence_of(request, [action.id]).get(action.id, []),
             "notes": [(n, n.body[len(prefix):]) for n in notes],
-            "note_authors": user_names(request, {n.author_id for n in notes}), "zone": zone,
+            "note_authors": shown_names(request, {n.author_id for n in notes}), "zone": zone,
             "can_note": bool(request.has_permission(Permission.comment_incident, context)),
             "overdue": is_overdue(action, today(request.registry)), "errors": {}}
 

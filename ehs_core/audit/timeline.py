@@ -30,7 +30,7 @@ from ehs_core.audit.models import AuditEntry
 from ehs_core.db import constant, read_rows
 from ehs_core.incidents.extensions import read_also, read_with_sections
 from ehs_core.incidents.models import Comment, Incident
-from ehs_core.incidents.serialize import user_names
+from ehs_core.incidents.serialize import shown_names
 from ehs_core.rowsjson import DOCUMENT, INSTANT, columns_of, decoder, json_rows
 
 # How each kind of entry reads on the page (translated in the core's domain).
@@ -178,8 +178,8 @@ def comments_and_history(request: Request, incident: Incident,
     read), oldest first, and the names of the people who wrote them (an
     entry's `actor_id` is None for an anonymous report): read with the
     incident's sections when asked (`read_with_incident`), else in one
-    statement of plain rows; the names are the worker's reference data
-    (`user_names`)."""
+    statement of plain rows; the names are the worker's reference data,
+    told apart where two people bear one (`shown_names`)."""
     found, said = read_also(request, "timeline.comments", incident.id)
     if found:
         comments = _comments(said)
@@ -189,5 +189,5 @@ def comments_and_history(request: Request, incident: Incident,
         comments = [CommentRow(r.id, r.at, r.who, r.text, r.transition_to) for r in rows if r.kind == "c"]
         history = [HistoryRow(r.id, r.at, r.who, r.text, r.changes) for r in rows if r.kind == "a"]
     entries = readable(request, history)
-    names = user_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
+    names = shown_names(request, {c.author_id for c in comments} | {e.actor_id for e in entries})
     return comments, entries, names

@@ -53,9 +53,9 @@ def safe_next(request: Request, value: Any) -> str:
     return request.route_path("home")
 
 
-def signed_in_redirect(request: Request, user: User, to: str) -> HTTPFound:
+def signed_in_redirect(request: Request, user: User, to: str, shared: bool = False) -> HTTPFound:
     response = HTTPFound(location=to)
-    start_session(request, response, user)
+    start_session(request, response, user, shared=shared)
     return response
 
 
@@ -94,7 +94,7 @@ def sign_in(request: Request) -> Any:
         request.response.status = refusal.status
         request.response.headers.update(refusal.headers)
         return page | {"errors": {"_": request.localizer.translate(refusal.message)}}
-    return signed_in_redirect(request, user, target)
+    return signed_in_redirect(request, user, target, shared=bool(request.POST.get("shared")))
 
 
 def send_sign_in_link(request: Request) -> Any:

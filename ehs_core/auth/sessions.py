@@ -138,8 +138,11 @@ def session_identity(request: Request) -> Identity | None:
     return SessionIdentity(request, account, organization_name, reference_version)
 
 
-def start_session(request: Request, response: Response, user: User) -> None:
-    """Sign `user` in on `response`, replacing any session this browser had."""
+def start_session(request: Request, response: Response, user: User, shared: bool = False) -> None:
+    """Sign `user` in on `response`, replacing any session this browser had.
+    The cookie lives as long as the session may (ABSOLUTE_TIMEOUT), or, on
+    a `shared` computer, only until the browser closes (ASVS 5.0 7.3.2;
+    the server's limits hold either way)."""
     old = request.cookies.get(COOKIE_NAME)
     if old:
         request.dbsession.execute(delete(UserSession).where(UserSession.token_hash == digest(old)))
@@ -148,7 +151,7 @@ def start_session(request: Request, response: Response, user: User) -> None:
     response.set_cookie(
         COOKIE_NAME, token, httponly=True, samesite="Lax", path="/",
         secure=request.registry.settings["ehs.session_secure"],
-        max_age=int(ABSOLUTE_TIMEOUT.total_seconds()),
+        max_age=None if shared else int(ABSOLUTE_TIMEOUT.total_seconds()),
     )
 
 

@@ -44,7 +44,7 @@ from ehs_core.incidents import FACTORY, comments, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
-from ehs_core.incidents.serialize import incident_json, location_and_people, user_names
+from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
 from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
@@ -404,7 +404,7 @@ def shared_fragment(request: Request, template: str, key: tuple[Any, ...], **val
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
-    authors = user_names(request, {c.author_id for c in items})
+    authors = shown_names(request, {c.author_id for c in items})
     return {"comments": items,
             "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
 
@@ -666,8 +666,12 @@ def report(request: Request) -> Any:
             except storage.Refused as exc:
                 failed.append(item.filename)
                 request.environ.setdefault("ehs.refused", []).append(exc.message)
-    query = [("report", incident.client_id)] + [("failed", name) for name in failed]
-    return HTTPFound(request.route_path("page.incident_thanks", _query=query))
+    if failed:
+        # The files not kept are named by this answer itself: the address
+        # must not write what the page says (anyone can craft one).
+        request.override_renderer = "incidents/thanks.html"
+        return thanks_values(request, incident) | {"failed": failed}
+    return HTTPFound(request.route_path("page.incident_thanks", _query={"report": incident.client_id}))
 
 
 def thanks(request: Request) -> dict[str, Any]:
@@ -687,10 +691,13 @@ def thanks(request: Request) -> dict[str, Any]:
     if (incident is None or incident.number is None
             or not filing.filed_by(incident, filing.user_filer(incident.anonymous, identity.user_id))):
         raise HTTPNotFound()
-    number = incident.number
+    return thanks_values(request, incident)
+
+
+def thanks_values(request: Request, incident: Incident) -> dict[str, Any]:
     visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
-    return {"reference": incident.reference, "number": number, "visible": visible,
-            "anonymous": incident.anonymous, "failed": request.GET.getall("failed")}
+    return {"reference": incident.reference, "number": incident.number, "visible": visible,
+            "anonymous": incident.anonymous, "failed": []}
 
 
 def area_picker(request: Request) -> dict[str, Any]:

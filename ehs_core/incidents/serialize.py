@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +51,40 @@ def user_names(request: Request, ids: set[int | None]) -> dict[int, str]:
 
 def _all_names(request: Request) -> dict[int, str]:
     return dict(request.dbsession.execute(select(User.id, User.name)).all())
+
+
+def shown_names(request: Request, ids: set[int | None]) -> dict[int, str]:
+    """The names of these users as the pages show them beside what people
+    wrote (comments, history, action notes): a name that another person of
+    the organization also bears is followed by the person's e-mail address
+    ("Sue Safety (sue@acme.example)"). Names are not unique and anyone may
+    change their own (/account/name): renaming oneself to the safety
+    manager's name made one's past and future words read as theirs (ASVS
+    5.0 16.2.1 asks that a log say who did what). Names count as one when
+    they match once case, width and spacing are set aside (NFKC, casefold);
+    letters of other scripts that look alike are not caught. Kept per
+    worker like `user_names`; the JSON API keeps the plain names."""
+    ids = {i for i in ids if i is not None}
+    if not ids:
+        return {}
+    if refdata.reference_version(request) is None:
+        everyone = _shown_names(request)
+    else:
+        everyone = refdata.cached(request, "shown_names", _shown_names)
+    return {i: everyone[i] for i in ids if i in everyone}
+
+
+def name_key(name: str) -> str:
+    """What two names that read as one share: NFKC, casefolded, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def _shown_names(request: Request) -> dict[int, str]:
+    people = request.dbsession.execute(select(User.id, User.organization_id, User.name, User.email)).all()
+    bearers = Counter((person.organization_id, name_key(person.name)) for person in people)
+    return {person.id: (f"{person.name} ({person.email})"
+                        if bearers[(person.organization_id, name_key(person.name))] > 1 else person.name)
+            for person in people}
 
 
 def location_and_people(request: Request, incidents: Sequence[Any]) -> dict[str, dict[int, str]]:

@@ -27,13 +27,19 @@ INVESTIGATION_FIELDS = {"leadId": "lead_id", "method": "method", "summary": "sum
 def put_investigation(request: Request, incident: Incident,
                       data: dict[str, Any]) -> tuple[Investigation, bool]:
     """Start the incident's investigation or change it; returns
-    (investigation, created). The lead must be a known user."""
+    (investigation, created). A new lead must be an active person of the
+    organization, as an action's assignee must (a deactivated person reads
+    no mail and cannot sign in); a lead deactivated since stays while the
+    rest is edited."""
     forget_loaded(request)
     dbsession = request.dbsession
-    if data.get("leadId") is not None and dbsession.get(User, data["leadId"]) is None:
-        raise Invalid("leadId", "Unknown user")
     item = dbsession.execute(select(Investigation).where(
         Investigation.incident_id == incident.id)).scalar()
+    lead_id = data.get("leadId")
+    if lead_id is not None and (item is None or lead_id != item.lead_id):
+        lead = dbsession.get(User, lead_id)
+        if lead is None or not lead.active or lead.organization_id != incident.organization_id:
+            raise Invalid("leadId", "Unknown or inactive user")
     created = item is None
     if created:
         item = Investigation(incident_id=incident.id, completed=False, created_at=utcnow())

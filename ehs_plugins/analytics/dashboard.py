@@ -18,7 +18,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 
 from ehs_core.actions import today
-from ehs_core.errors import DomainError
+from ehs_core.errors import DomainError, invalid
 from ehs_core.incidents.models import IncidentType, Severity
 from ehs_core.security import Permission
 from ehs_core.sites.services import list_sites
@@ -80,6 +80,7 @@ def trend_chart(request: Request, data: dict[str, Any], filters: dict[str, Any])
 
 def dashboard(request: Request) -> dict[str, Any]:
     values = chosen(request)
+    every_site = [site for site, _ in list_sites(request, include_archived=True)]
     errors: dict[str, str] = {}
     data = None
     try:
@@ -87,11 +88,16 @@ def dashboard(request: Request) -> dict[str, Any]:
             {k: values[k] for k in ("from", "to", "siteId", "type") if values[k] is not None})
         query.setdefault("siteId", None)
         query.setdefault("type", None)
+        # A shared address may name a site archived since (its figures still
+        # count), or no site of the organization at all (which was a 500).
+        if query["siteId"] is not None and query["siteId"] not in {site.id for site in every_site}:
+            raise invalid("siteId", "There is no such site")
         data = analytics_answer(request, query)
     except (colander.Invalid, DomainError) as exc:
         errors = errors_of(exc)
         request.response.status = 400
-    sites = [site for site, _ in list_sites(request, include_archived=False)]
+    chosen_site = values["siteId"] if not errors.get("siteId") else None
+    sites = [site for site in every_site if not site.archived or str(site.id) == chosen_site]
     values_out = {"values": values, "errors": errors, "presets": PRESETS, "sites": sites,
                   "types": list(IncidentType), "severities": list(Severity),
                   "overview": stats.overview(request), "weekdays": WEEKDAYS,

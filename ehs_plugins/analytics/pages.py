@@ -12,7 +12,7 @@ from pyramid.httpexceptions import HTTPFound
 from pyramid.request import Request
 
 from ehs_core import refdata
-from ehs_core.errors import DomainError
+from ehs_core.errors import DomainError, Forbidden
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_plugins.analytics import saved_views
 from ehs_plugins.analytics.views import view_create_schema  # the API's own schema
@@ -25,7 +25,10 @@ def saved_views_tool(request: Request, filters: dict[str, Any]) -> dict[str, Any
     per worker until a saved view changes (`ehs_core.refdata`: the list page
     is the most visited page)."""
     views = refdata.cached(request, ("saved_views", request.identity.user_id, LIST), _view_links)
-    return {"views": views, "filters": filters,
+    error = request.GET.get("view_error")
+    if error and error not in VIEW_ERRORS:
+        error = "filters"
+    return {"views": views, "filters": filters, "error": error,
             "can_share": role_at_least(request.identity.role, Role.supervisor)}
 
 
@@ -34,6 +37,19 @@ def _view_links(request: Request) -> list[dict[str, Any]]:
     return [{"name": view.name, "shared": view.shared,
              "url": base + "?" + urlencode(view.filters, doseq=True)}
             for view in saved_views.visible_views(request, LIST)]
+
+
+# What a refused view is told by, in the address after the redirect: a key
+# the tool's template turns into its own words (saved_views.html). The
+# address names which message, never writes it (anyone can craft one).
+VIEW_ERRORS = ("name", "shared", "filters")
+
+
+def view_error(exc: colander.Invalid | DomainError) -> str:
+    if isinstance(exc, Forbidden):
+        return "shared"  # saved_views.save_view's only refusal of a valid view
+    paths = exc.asdict() if isinstance(exc, colander.Invalid) else {}
+    return "name" if "name" in paths else "filters"
 
 
 def save_list_view(request: Request) -> Any:
@@ -50,8 +66,7 @@ def save_list_view(request: Request) -> Any:
     try:
         saved_views.save_view(request, view_create_schema(request.registry).deserialize(data))
     except (colander.Invalid, DomainError) as exc:
-        message = "; ".join(exc.asdict().values()) if isinstance(exc, colander.Invalid) else exc.message
-        return HTTPFound(back + ("&" if filters else "?") + urlencode({"view_error": message[:200]}))
+        return HTTPFound(back + ("&" if filters else "?") + urlencode({"view_error": view_error(exc)}))
     return HTTPFound(back + ("&" if filters else "?") + "notice=saved")
 
 

@@ -41,3 +41,18 @@ def test_refusals_carry_the_headers_too(client, method, path, status):
 def test_pages_outside_the_api_keep_their_own_headers(client):
     response = client.get("/auth/magic")
     assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_redirects_lead_to_the_configured_public_url_whatever_the_host_header(admin, new_client):
+    """A redirect's absolute Location was built from the request's Host
+    header (security reference item 11: links use the configured base URL,
+    not Host)."""
+    from ehs_core.testing import PUBLIC_URL
+
+    browser = new_client()
+    for host in ("evil.test", "ehs.test.evil.test:8443", "localhost"):
+        asked = browser.get("/incidents/7", headers={"Host": host}, status=302)
+        assert asked.location == f"{PUBLIC_URL}/sign-in?next=%2Fincidents%2F7"
+        out = admin.post("/sign-out", headers={"Host": host}, status=302)
+        assert out.location.startswith(f"{PUBLIC_URL}/sign-in")
+        admin.login("admin@acme.test")

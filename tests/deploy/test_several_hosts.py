@@ -17,6 +17,7 @@ file whose upload was acknowledged is lost."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -279,6 +280,26 @@ def test_a_photo_uploaded_through_one_host_downloads_through_the_other(deploymen
     assert through_other.headers["X-Content-Type-Options"] == "nosniff"
     through_balancer = browser.get(deployment.public + uploaded.json()["url"], timeout=30)
     assert through_balancer.content == samples.PNG
+
+
+def test_a_reporting_link_report_with_five_photos_at_the_size_limit_passes_the_proxy(deployment):
+    """nginx's client_max_body_size (deploy/nginx/ehs-proxy.conf) was 11m:
+    a reporting link's report may carry 5 files of MAX_UPLOAD_MB (10) each,
+    and the service itself takes 5 x 10 MiB plus 1 MiB (ehs_core/intake.py)."""
+    browser = deployment.session()
+    link = browser.post(deployment.public + "/api/kiosks", json={"name": "Gate tablet"}, timeout=30)
+    assert link.status_code == 201, link.text
+    limit = 10 * 1024 * 1024
+    photos = [samples.png(seed=n) for n in range(5)]
+    photos = [("files", (f"IMG_000{n}.png", data + b"\0" * (limit - len(data)), "image/png"))
+              for n, data in enumerate(photos)]
+    report = {"title": "Oil by the gate", "type": "hazard", "severity": "low",
+              "occurredAt": "2026-01-05T08:00:00Z", "siteId": deployment.site}
+    filed = requests.post(deployment.public + "/api/kiosk/reports", timeout=120,
+                          headers={"X-Kiosk-Token": link.json()["token"], "Origin": deployment.public},
+                          files=[("report", (None, json.dumps(report), "application/json")), *photos])
+    assert filed.status_code == 201, filed.text[:300]
+    assert filed.json()["failedFiles"] == []
 
 
 class Load:

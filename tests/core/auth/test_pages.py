@@ -66,7 +66,7 @@ def test_sign_in_does_not_redirect_to_another_site(admin, new_client):
         form = form_with(browser.get("/sign-in", {"next": target}), "/sign-in")
         form["email"], form["password"] = "bob@acme.test", PASSWORD
         location = urlsplit(form.submit(status=302).location)
-        assert (location.netloc, location.path) == ("localhost", "/")
+        assert (location.netloc, location.path) == ("ehs.test", "/")
         browser.post("/sign-out", status=302)
 
 
@@ -214,3 +214,23 @@ def test_the_sign_in_page_carries_the_organizations_name(admin, new_client):
     page = new_client().get("/sign-in")
     assert "Sign in to Acme" in page.text
     assert "<title>Sign in" in page.text
+
+
+def test_on_a_shared_computer_the_session_cookie_ends_with_the_browser(admin, new_client):
+    """The sign-in cookie lives 30 days (ASVS 5.0 7.3.2 absolute limit; 12
+    hours idle); 'Shared computer' signs in with a cookie the browser drops
+    when it closes (no Max-Age or Expires)."""
+    create_user(admin, "bob@acme.test")
+    browser = new_client()
+    form = form_with(browser.get("/sign-in"), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    kept = form.submit(status=302).headers["Set-Cookie"]
+    assert "Max-Age=2592000" in kept and "expires=" in kept.lower()
+    browser.post("/sign-out", status=302)
+    form = form_with(browser.get("/sign-in"), "/sign-in")
+    form["email"], form["password"] = "bob@acme.test", PASSWORD
+    form["shared"] = True
+    shared = form.submit(status=302).headers["Set-Cookie"]
+    assert shared.startswith("service_session=") and "HttpOnly" in shared
+    assert "Max-Age" not in shared and "expires=" not in shared.lower()
+    assert browser.get("/api/auth/me").json["user"]["email"] == "bob@acme.test"

@@ -361,12 +361,63 @@ def test_the_thanks_page_confirms_only_the_callers_own_report(team, site):
     team["other"].get("/incidents/new/thanks?report=x", status=404)
 
 
+def test_files_not_kept_are_named_from_the_servers_own_state_never_the_address(team, site):
+    """`failed` in the thanks page's address was shown in the red box as
+    files of the report: now the answer to the form itself names them."""
+    form = form_with(team["reporter"].get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    answer = submit_with_files(team["reporter"], form, [("photos", "page.png", samples.HTML, "image/png"),
+                                                        ("photos", "exit.png", samples.PNG, "image/png")],
+                               status=200)
+    assert "Some files were not added" in answer.text
+    assert [li.text for li in answer.html.find(class_="error-summary").find_all("li")] == ["page.png"]
+    reference = re.search(r"INC-\d{4}", answer.text)[0]
+    own = team["reporter"].get("/incidents/new/thanks", {"report": form["clientId"].value,
+                                                           "failed": "Your account is locked: call 555-0100"})
+    assert reference in own.text and "555-0100" not in own.text and "Some files" not in own.text
+
+
 def test_a_report_form_without_a_client_id_still_ends_on_its_thanks(team, site):
     page = team["reporter"].post("/incidents/new", {
         "type": "hazard", "severity": "low", "title": "Loose cable", "siteId": str(site),
         "occurredAt": (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")},
         status=302).follow()
     assert "INC-0001" in page.text
+
+
+def test_two_people_of_one_name_are_told_apart_in_comments_and_history(team, site, make_user):
+    """Renaming oneself (/account/name) to the safety manager's name
+    relabelled one's comments and history entries as theirs: where two
+    people bear one name (alike once case and spaces are set aside), each
+    is shown with their e-mail address."""
+    number = report(team["reporter"], site)["number"]
+    mallory = make_user("reporter", name="Mallory Moe", email="mallory@acme.test")
+    team["supervisor"].post_json(f"/api/incidents/{number}/actions",
+                                 {"title": "Mop it", "assigneeId": mallory.user["id"]}, status=201)
+    mallory.post_json(f"/api/incidents/{number}/comments", {"body": "Done, all clean"}, status=201)
+    team["manager"].post_json(f"/api/incidents/{number}/comments", {"body": "Not clean yet"}, status=201)
+    team["manager"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage"}, status=200)
+
+    def shown() -> tuple[list[str], list[str]]:
+        page = team["reporter"].get(f"/incidents/{number}").html
+        said = [li.find(class_="meta").text.split("·")[0].strip()
+                for li in page.find(id="comments").find_all("li")]
+        done = [li.get_text(" ", strip=True) for li in page.find(id="timeline").find_all("li")]
+        return said, done
+
+    said, done = shown()
+    assert said == ["Mallory Moe", "Sue Safety"]
+    assert not any("@" in entry for entry in done)
+    form = form_with(mallory.get("/account"), "/account/name")
+    form["name"] = "sue  SAFETY"
+    form.submit(status=302)
+    said, done = shown()
+    assert said == ["sue  SAFETY (mallory@acme.test)", f"Sue Safety ({team['manager'].user['email']})"]
+    assert any(f"Sue Safety ({team['manager'].user['email']})" in entry for entry in done)
+    # The API keeps names as they are.
+    comments = team["reporter"].get(f"/api/incidents/{number}/comments").json
+    assert [c["author"]["name"] for c in comments] == ["sue  SAFETY", "Sue Safety"]
 
 
 def test_times_are_shown_in_the_sites_zone(team, admin):

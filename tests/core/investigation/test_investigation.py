@@ -108,6 +108,21 @@ def test_the_lead_must_exist(admin, site):
     assert detail(admin, number)["investigation"] is None
 
 
+def test_an_inactive_person_cannot_be_made_lead_but_a_lead_deactivated_since_stays(admin, make_user, site):
+    number = report(admin, site)["number"]
+    gone = make_user("supervisor")
+    admin.patch_json(f"/api/users/{gone.user['id']}", {"active": False}, status=200)
+    response = put(admin, number, {"leadId": gone.user["id"]}, status=400)
+    assert issue_paths(response) == {"leadId"}
+    assert detail(admin, number)["investigation"] is None
+    lead = make_user("supervisor")
+    put(admin, number, {"leadId": lead.user["id"]}, status=201)
+    admin.patch_json(f"/api/users/{lead.user['id']}", {"active": False}, status=200)
+    # Editing the investigation does not need a new lead first.
+    put(admin, number, {"leadId": lead.user["id"], "summary": "Wet floor"})
+    assert detail(admin, number)["investigation"]["summary"] == "Wet floor"
+
+
 @pytest.mark.parametrize("body", [
     {"leadId": "3"}, {"completed": "yes"}, {"completed": None}, {"method": 5}, {"summary": ["x"]},
     {"method": "m" * 101},

@@ -53,7 +53,7 @@ def test_a_supervisor_saves_the_investigation_and_lands_back_on_it(team, number)
 
 def test_a_lead_who_does_not_exist_is_refused_next_to_the_field(team, number):
     refused = team["supervisor"].post(f"/incidents/{number}/investigation", {"leadId": "9999"}, status=400)
-    assert 'id="leadId-error"' in refused.text and "Unknown user" in refused.text
+    assert 'id="leadId-error"' in refused.text and "Unknown or inactive user" in refused.text
     assert detail(team["supervisor"], number)["investigation"] is None
 
 

@@ -151,7 +151,7 @@ def test_unknown_pages_answer_the_404_page_and_the_api_keeps_json(client):
 
 def test_pages_ask_to_sign_in_and_come_back(admin, new_client):
     response = new_client().get("/incidents/7", status=302)
-    assert response.location == "http://localhost/sign-in?next=%2Fincidents%2F7"
+    assert response.location == "http://ehs.test/sign-in?next=%2Fincidents%2F7"
 
 
 def test_static_files_are_served_with_htmx_and_its_licence(client):

@@ -73,3 +73,25 @@ def test_a_root_cause_category_is_shown_as_the_investigator_typed_it(make_user, 
                     {"category": "People / PPE", "description": "No gloves", "whys": ["None at hand"]})
     page = make_user("supervisor").get("/analytics", {"period": "30"})
     assert "People / PPE" in page.text and "People / ppe" not in page.text
+
+
+def test_a_shared_address_of_an_archived_or_unknown_site_says_so_and_never_fails(make_user, admin):
+    """`/analytics?siteId=` of a site archived since (a shared view of it)
+    or of no site was a 500 for supervisors and above. An archived site's
+    figures are still shown, the site chosen in the form; no site is a 400
+    in the form's error summary."""
+    site, _ = fill(admin)
+    supervisor = make_user("supervisor")
+    before = supervisor.get("/analytics", {"period": "30", "siteId": site}, status=200)
+    admin.patch_json(f"/api/sites/{site}", {"archived": True}, status=200)
+    for who in (supervisor, admin):
+        page = who.get("/analytics", {"period": "30", "siteId": site}, status=200)
+        rates = page.html.find("caption", string=lambda text: "Injury rates" in text)
+        assert rates.text.endswith("Plant North")
+        assert page.html.find("select", id="siteId").find("option", selected=True).text == "Plant North"
+        assert [c.text for c in page.html.find_all("caption")] == [
+            c.text for c in before.html.find_all("caption")]
+        for site_id in (99999, "abc", "1" * 30, "-1"):
+            refused = who.get("/analytics", {"period": "30", "siteId": site_id}, status=400)
+            assert refused.html.find("div", id="error-summary").find("a", href="#siteId"), site_id
+        assert "There is no such site" in who.get("/analytics", {"siteId": 99999}, status=400).text

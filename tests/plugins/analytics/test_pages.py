@@ -32,14 +32,24 @@ def test_a_reporter_may_not_share_a_view(make_user):
     page = reporter.get("/incidents")
     assert "Share with everyone" not in page.text
     done = reporter.post("/incidents/views", {"name": "Mine", "shared": "on"}, status=302)
-    assert "view_error=Sharing+a+view+needs+the+supervisor+role" in done.location
+    assert "view_error=shared" in done.location
+    assert "Sharing a view needs the supervisor role" in done.follow().html.find(class_="field-error").text
     assert reporter.get("/api/views").json == []
 
 
 def test_a_view_needs_a_name(make_user):
     reporter = make_user("reporter")
     done = reporter.post("/incidents/views", {"name": ""}, status=302)
-    assert "view_error=" in done.location and reporter.get("/api/views").json == []
+    assert "view_error=name" in done.location and reporter.get("/api/views").json == []
+    shown = done.follow().html.find(class_="field-error").text
+    assert shown == "Give the view a name of at most 200 characters"
+
+
+def test_the_tools_error_is_the_sites_own_words_never_the_addresss(make_user):
+    """`view_error` in the address was shown in the red box as the site's words."""
+    page = make_user("reporter").get("/incidents", {"view_error": "Your account is locked: call 555-0100"})
+    assert "555-0100" not in page.html.get_text()  # (the list's links keep the query as it was)
+    assert page.html.find(class_="field-error").text == "The filters could not be saved as a view"
 
 
 def test_a_saved_view_keeps_the_lists_order(make_user):

@@ -42,6 +42,19 @@ def test_safety_manager_adds_a_case_from_the_incident_page(manager, injury):
     assert "Jane Roe" in panel.text and "Not recordable" in panel.text
 
 
+def test_the_panels_error_is_the_sites_own_words_never_the_addresss(manager, injury):
+    """`case_error` in the address was shown in the red box as the site's
+    words; now it only picks one of the plugin's own messages."""
+    crafted = manager.get(f"/incidents/{injury}", {"case_error": "Your account is locked: call 555-0100"})
+    assert "555-0100" not in crafted.text and "account is locked" not in crafted.text
+    form = form_with(manager.get(f"/incidents/{injury}"), f"/incidents/{injury}/cases")
+    form["name"] = ""
+    refused = form.submit(status=302)
+    assert "case_error=name" in refused.location
+    panel = refused.follow().html.find(class_="field-error")
+    assert panel.text == "Give the injured or ill person's name, in at most 200 characters"
+
+
 def test_the_panel_shows_each_case_decision(manager, injury):
     new_case(manager, injury, "Jane Roe", **WORK, daysAwayFromWork=True, daysAway=2, privacyCase=True)
     page = manager.get(f"/incidents/{injury}")
