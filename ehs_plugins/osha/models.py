@@ -69,6 +69,20 @@ class InjuryCase(Base):
     treatment_facility: Mapped[str | None] = mapped_column(String(500), nullable=True)
     treated_in_emergency_room: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     time_started_work: Mapped[str | None] = mapped_column(String(5), nullable=True)
+    # Form 301 item 13 "check if time cannot be determined" (ITA `time_unknown`).
+    time_unknown: Mapped[bool] = mapped_column(Boolean, default=False)
+    # When the employer learned of the event (or that it was work-related),
+    # when later than the event: the 1904.39 clocks run from it ((b)(7), (b)(8)).
+    learned_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Periods of days away and of restriction or transfer, as JSON text
+    # ([{"kind": "away"|"restricted", "from": "YYYY-MM-DD", "to": ... | null}]);
+    # when given, days_away and days_restricted are counted from them (days.py).
+    periods: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Form 301 "Completed by / Title / Phone / Date".
+    preparer_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    preparer_title: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    preparer_phone: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    prepared_at: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
 
     # Computed from the answers on every write (recordability.classify).
     recordable: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -44,6 +44,8 @@ FORM = {
     "physicianName": OPTIONAL_TEXT, "treatmentFacility": OPTIONAL_TEXT, "treatedInEmergencyRoom": TRI_STATE,
     "timeStartedWork": OPTIONAL_TEXT, "activityBefore": OPTIONAL_TEXT, "whatHappened": OPTIONAL_TEXT,
     "natureOfInjury": OPTIONAL_TEXT, "bodyPart": OPTIONAL_TEXT, "objectSubstance": OPTIONAL_TEXT,
+    "timeUnknown": BOOL, "learnedAt": OPTIONAL_TEXT, "preparerName": OPTIONAL_TEXT,
+    "preparerTitle": OPTIONAL_TEXT, "preparerPhone": OPTIONAL_TEXT, "preparedAt": OPTIONAL_TEXT,
 }
 NO_ONE_HURT = services.NO_ONE_HURT
 # Names of the answers, for the links to what is missing.
@@ -150,8 +152,9 @@ def posted_answers(request: Request, zone: dt.tzinfo) -> dict[str, Any]:
     for name in ("daysAway", "daysRestricted"):
         if data.get(name) == "":
             data[name] = 0  # an empty count is none
-    if data.get("reportedToOshaAt"):
-        data["reportedToOshaAt"] = local_to_iso(data["reportedToOshaAt"], zone)
+    for name in ("reportedToOshaAt", "learnedAt"):
+        if data.get(name):
+            data[name] = local_to_iso(data[name], zone)
     return data
 
 
@@ -188,7 +191,7 @@ def save_case(request: Request) -> Any:
     zone = services.zone_of(request, incident)
     try:
         data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
-        services.apply_answers(draft_of(case), data)  # refused before the case is touched
+        services.apply_answers(draft_of(case), data, incident, zone)  # refused before the case is touched
         services.update_case(request, case, incident, data)
     except (colander.Invalid, DomainError) as exc:
         if isinstance(exc, DomainError) and exc.status == 404:
@@ -213,7 +216,7 @@ def decision_preview(request: Request) -> dict[str, Any]:
     errors: dict[str, str] = {}
     try:
         data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
-        services.apply_answers(draft, data)
+        services.apply_answers(draft, data, incident, zone)
     except (colander.Invalid, DomainError) as exc:
         errors = errors_of(exc)
         draft = case

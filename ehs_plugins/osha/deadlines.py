@@ -1,0 +1,25 @@
+"""Due dates of the recordkeeping rules, as small pure functions (the
+case service, the pages and the home card read them alike; a core seam for
+obligations can take them over as they are).
+
+- 1904.29(b)(3): a recordable case is entered on the log and Form 301
+  within 7 calendar days of receiving the information that it occurred.
+- 1904.41(c): the electronic submission of a year's records is due by
+  March 2 of the next year.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+RECORDING_DAYS = 7
+
+
+def recording_due(learned: dt.datetime) -> dt.datetime:
+    """When a case learned of at `learned` must be on the log (1904.29(b)(3))."""
+    return learned + dt.timedelta(days=RECORDING_DAYS)
+
+
+def ita_due(year: int) -> dt.date:
+    """When the records of `year` must reach OSHA (1904.41(c): March 2 of the next year)."""
+    return dt.date(year + 1, 3, 2)
