@@ -22,7 +22,14 @@ from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.ui.paths import path_maker, route_path
 from ehs_plugins.osha import services
-from ehs_plugins.osha.cases import LoggedCase, answers, case_number, missing_fields, severe_deadline
+from ehs_plugins.osha.cases import (
+    LoggedCase,
+    answers,
+    case_number,
+    missing_fields,
+    record_by,
+    severe_deadline,
+)
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import CaseType, EmploymentType, SpecialCase, classify
@@ -73,10 +80,12 @@ def case_summary(request: Request, case: InjuryCase | LoggedCase, incident: Inci
                  zone: dt.tzinfo) -> dict[str, Any]:
     """What the panel and the case page show of a decision."""
     deadline = severe_deadline(case, incident, zone)
+    due = record_by(case, incident)
+    now = dt.datetime.now(dt.UTC)
     return {"case": case, "number": case_number(incident, case),
             "classification": classify(answers(case)), "missing": missing_fields(case),
-            "deadline": deadline,
-            "overdue": deadline is not None and deadline.due < dt.datetime.now(dt.UTC)}
+            "deadline": deadline, "overdue": deadline is not None and deadline.due < now,
+            "record_by": due, "record_overdue": due is not None and due < now}
 
 
 def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
