@@ -28,6 +28,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.certification", r"/api/osha/sites/{id:\d{1,9}}/certification", factory=ROOT)
     config.add_route("osha.ita_summary", "/api/osha/ita/summary.csv", factory=ROOT)
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
+    config.add_route("osha.ita_coverage", "/api/osha/ita/coverage", factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
     config.scan(".listeners")

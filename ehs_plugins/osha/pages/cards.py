@@ -17,10 +17,12 @@ from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha.cases import case_number, missing_fields, severe_deadline
-from ehs_plugins.osha.log import year_bounds
+from ehs_plugins.osha.coverage import coverage
+from ehs_plugins.osha.deadlines import ita_due
+from ehs_plugins.osha.log import load_months, year_bounds
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
-from ehs_plugins.osha.pages.records import record_year
+from ehs_plugins.osha.pages.records import organization_sites, record_year
 from ehs_plugins.osha.recordability import COVERED
 from ehs_plugins.osha.views import MANAGE
 
@@ -34,9 +36,9 @@ def posting(today: dt.date) -> dict[str, Any]:
 
 def ita_deadline(today: dt.date) -> dict[str, Any]:
     """March 2 of this year for last year's data, or next year's once passed."""
-    due = dt.date(today.year, 3, 2)
+    due = ita_due(today.year - 1)
     if today > due:
-        due = dt.date(today.year + 1, 3, 2)
+        due = ita_due(today.year)
     return {"due": due, "year": due.year - 1, "days": (due - today).days}
 
 
@@ -75,6 +77,30 @@ def records_card(request: Request) -> dict[str, Any]:
             "severe": due[:5], "severe_count": len(due)}
 
 
+# The home page warns of the electronic submission this many days before 2 March.
+ITA_WARNING_DAYS = 60
+
+
+def ita_warning(today: dt.date) -> dict[str, Any] | None:
+    """The coming 2 March (1904.41(c)) when it is at most `ITA_WARNING_DAYS` away, else None."""
+    deadline = ita_deadline(today)
+    return deadline if deadline["days"] <= ITA_WARNING_DAYS else None
+
+
+def ita_card(request: Request) -> dict[str, Any] | None:
+    """Near 2 March: which sites must file what for last year's records
+    (`coverage`), else no card."""
+    deadline = ita_warning(dt.date.today())
+    if deadline is None:
+        return None
+    sites = organization_sites(request)
+    due = [c for c in coverage(load_months(request.dbsession, request.registry, sites, deadline["year"]))
+           if c["requires"]] if sites else []
+    return {"ita": deadline, "sites": due}
+
+
 def includeme(config: Configurator) -> None:
+    config.add_dashboard_card("osha_ita", TEMPLATES + "ita_card.html", ita_card, permission=MANAGE,
+                              context=ROOT, order=41)
     config.add_dashboard_card("osha_records", TEMPLATES + "card.html", records_card, permission=MANAGE,
                               context=ROOT, order=40)

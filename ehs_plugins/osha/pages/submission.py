@@ -10,6 +10,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 
 from ehs_plugins.osha.checks import checks
+from ehs_plugins.osha.coverage import coverage
 from ehs_plugins.osha.log import load
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
 from ehs_plugins.osha.pages.records import Choice, company_name
@@ -50,7 +51,7 @@ def submission_page(request: Request) -> dict[str, Any]:
                         "case_findings": [f for f in found if f["caseId"] is not None],
                         "errors": sum(1 for f in found if f["level"] == "error")})
     year = choice.year
-    return {**choice.values(), "by_site": by_site,
+    return {**choice.values(), "by_site": by_site, "coverage": coverage(items),
             "errors": sum(s["errors"] for s in by_site),
             "summary_csv": request.route_path("osha.ita_summary", _query={"year": year}),
             "cases_csv": request.route_path("osha.ita_cases", _query={"year": year})}
