@@ -29,8 +29,12 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.ita_summary", "/api/osha/ita/summary.csv", factory=ROOT)
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
     config.add_route("osha.ita_coverage", "/api/osha/ita/coverage", factory=ROOT)
+    config.add_route("osha.access_requests", "/api/osha/access-requests", factory=ROOT)
+    config.add_route("osha.access_request_fulfil", r"/api/osha/access-requests/{id:\d{1,9}}/fulfil",
+                     factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
+    config.scan(".access_views")
     config.scan(".listeners")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.osha:locale")

@@ -23,3 +23,22 @@ def recording_due(learned: dt.datetime) -> dt.datetime:
 def ita_due(year: int) -> dt.date:
     """When the records of `year` must reach OSHA (1904.41(c): March 2 of the next year)."""
     return dt.date(year + 1, 3, 2)
+
+
+def next_business_day_end(received: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """The end of the business day after `received`, on the establishment's
+    clock (1904.35(b)(2)(iv), (v)(A): the 300 Log and an employee's own Form
+    301 by the end of the next business day). Saturdays and Sundays are not
+    business days; holidays are the employer's own and not known here."""
+    day = received.astimezone(zone).date() + dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    return dt.datetime.combine(day, dt.time(23, 59, 59), zone)
+
+
+def seven_days_end(received: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """The end of the 7th calendar day after `received` (1904.35(b)(2)(v)(B):
+    an authorized employee representative's copies of the 301s within 7
+    calendar days)."""
+    day = received.astimezone(zone).date() + dt.timedelta(days=7)
+    return dt.datetime.combine(day, dt.time(23, 59, 59), zone)

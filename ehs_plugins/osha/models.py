@@ -159,3 +159,29 @@ class PdfJob(Base):
 # The 300 Log reads a site's incidents of one year (log.load); the index is on
 # the core's table and comes and goes with this plugin (migration osha_0004).
 Index("ix_osha_incidents_site_occurred", Incident.site_id, Incident.occurred_at)
+
+
+class AccessRequest(Base):
+    """A request for a copy of the records, 29 CFR 1904.35(b)(2): an
+    employee, former employee or personal representative asks for the 300
+    Log (`log_copy`) or their own Form 301 (`own_301`), due by the end of the
+    next business day; an authorized employee representative asks for the
+    301s' "about the case" part (`representative_301`), due within 7
+    calendar days. Fulfilling it records when and to whom the copy was given."""
+
+    __tablename__ = "osha_access_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    requester_name: Mapped[str] = mapped_column(String(200))
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    year: Mapped[int] = mapped_column(SmallInteger)
+    case_id: Mapped[int | None] = mapped_column(ForeignKey("osha_cases.id", ondelete="SET NULL"),
+                                                nullable=True)
+    received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    due_by: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    fulfilled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    given_to: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    fulfilled_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)

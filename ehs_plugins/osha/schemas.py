@@ -1,12 +1,21 @@
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Any
 
 import colander
 
 from ehs_core.schemas import Bool, Choice, Date, DateTime, Int, Number, Str, drop, field, text
 from ehs_plugins.osha.recordability import MAX_DAYS, CaseType, EmploymentType, SpecialCase
+
+
+class AccessKind(StrEnum):
+    """What a request for copies asks for (1904.35(b)(2)(iv)-(v))."""
+
+    log_copy = "log_copy"
+    own_301 = "own_301"
+    representative_301 = "representative_301"
 
 
 class Sex(Str):
@@ -157,3 +166,19 @@ class CertificationBody(colander.MappingSchema):
     executiveTitle = text(200, nullable=True, missing=None)
     phone = field(Str(nullable=True, max_length=40), missing=None, validator=PHONE)
     certifiedOn = field(Date(nullable=True, not_future=True), missing=None)
+
+
+class AccessRequestBody(colander.MappingSchema):
+    """A request for a copy of the records (1904.35(b)(2))."""
+
+    kind = field(Choice(AccessKind))
+    requesterName = text(200, min_length=1)
+    siteId = field(Int(), validator=colander.Range(min=1, max=10**9))
+    year = field(Int(), validator=colander.Range(min=1970, max=2999))
+    caseId = field(Int(nullable=True), missing=None, validator=colander.Range(min=1, max=10**9))
+
+
+class FulfilBody(colander.MappingSchema):
+    """To whom the copy was given (the person or their representative)."""
+
+    givenTo = text(200, min_length=1)

@@ -1,7 +1,8 @@
-"""The OSHA plugin's card on the home page, for safety managers: the 300A
+"""The OSHA plugin's cards on the home page, for safety managers: the 300A
 posting period (February 1 to April 30, 1904.32(b)(6)), the ITA deadline
-(March 2, 1904.41(c)), recordable cases still missing fields, and direct
-reports to OSHA still owed (1904.39)."""
+(March 2, 1904.41(c)), recordable cases still missing fields, direct
+reports to OSHA still owed (1904.39) and copies of the records asked for
+(1904.35(b)(2)); near March 2, who must file what (1904.41)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha import access
 from ehs_plugins.osha.cases import case_number, missing_fields, severe_deadline
 from ehs_plugins.osha.coverage import coverage
 from ehs_plugins.osha.deadlines import ita_due
@@ -71,7 +73,10 @@ def records_card(request: Request) -> dict[str, Any]:
             due.append({"case": case, "number": case_number(incident, case), "due": deadline.due,
                         "overdue": deadline.due < now, "zone": zone_name})
     due.sort(key=lambda item: item["due"])
+    # Copies of the records asked for (1904.35(b)(2)), the soonest due first.
+    requests = [access.request_json(request, row, now) for row in access.open_requests(request)]
     return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
+            "access": requests[:5], "access_count": len(requests),
             "missing": [{"case": case, "number": case_number(incident, case)}
                         for case, incident in missing[:5]], "missing_count": len(missing),
             "severe": due[:5], "severe_count": len(due)}
