@@ -185,3 +185,29 @@ class AccessRequest(Base):
     fulfilled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     given_to: Mapped[str | None] = mapped_column(String(200), nullable=True)
     fulfilled_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+
+
+class ItaSubmission(Base):
+    """One filing of a site-year with OSHA's Injury Tracking Application
+    through its API (1904.41), made by a job: a dry run against OSHA's
+    preview environment or the real filing; OSHA's answer is kept (its
+    confirmation, or the errors it named)."""
+
+    __tablename__ = "osha_ita_submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), index=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    year: Mapped[int] = mapped_column(SmallInteger)
+    dry_run: Mapped[bool] = mapped_column(Boolean, default=True)
+    # queued, running, accepted (OSHA took it), refused (OSHA named errors), failed (no answer)
+    status: Mapped[str] = mapped_column(String(10), default="queued")
+    change_reason: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    with_case_data: Mapped[bool] = mapped_column(Boolean, default=False)
+    confirmation: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # OSHA's answers as JSON text: the errors it named, the ids it gave.
+    errors: Mapped[str | None] = mapped_column(Text, nullable=True)
+    answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

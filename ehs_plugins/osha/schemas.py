@@ -182,3 +182,14 @@ class FulfilBody(colander.MappingSchema):
     """To whom the copy was given (the person or their representative)."""
 
     givenTo = text(200, min_length=1)
+
+
+class SubmissionBody(colander.MappingSchema):
+    """File a site-year with OSHA's ITA API: a dry run (OSHA's preview
+    environment, the default) or the real filing; changeReason when the year
+    was filed before."""
+
+    siteId = field(Int(), validator=colander.Range(min=1, max=10**9))
+    year = field(Int(), validator=colander.Range(min=2016, max=2999))
+    dryRun = field(Bool(), missing=True)
+    changeReason = text(100, nullable=True, missing=None)
