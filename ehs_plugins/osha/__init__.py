@@ -131,7 +131,7 @@ def seed(ctx: Any) -> dict[str, int]:
                 if complete else None, sex=rng.choice("MF"),
                 employee_address="1 Main St, Springfield" if complete else None,
                 physician_name="Dr. Rivera", treatment_facility="City Occupational Health",
-                treated_in_emergency_room=rng.random() < 0.15, time_started_work="07:00",
+                treated_in_emergency_room=rng.random() < 0.15, time_started_work="07:00", time_unknown=False,
                 created_at=incident.created_at + dt.timedelta(hours=rng.uniform(1, 48)),
             )
             case.created_at = min(case.created_at, ctx.now)

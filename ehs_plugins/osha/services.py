@@ -215,7 +215,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
                       restricted_or_transfer=False, days_restricted=0, medical_treatment=False,
                       loss_of_consciousness=False, significant_diagnosis=False, special_case="none",
                       privacy_case=False, inpatient_hospitalization=False, amputation=False,
-                      loss_of_eye=False)
+                      loss_of_eye=False, time_unknown=False)
     # 1904.8(a): a needlestick or sharps injury is an injury (M1), even on an
     # incident typed as an illness, until the employee develops an illness
     # from it (then caseType is set): the incident's type is no default for it.
