@@ -87,7 +87,10 @@ def copy_page(request: Request) -> Response:
 def desk_values(request: Request, form: dict[str, Any] | None = None,
                 errors: dict[str, str] | None = None) -> dict[str, Any]:
     t = request.localizer.translate
-    return {"requests": [access.request_json(request, row) for row in access.open_requests(request)],
+    rows = access.open_requests(request)
+    zones = {site.id: site.timezone for site in organization_sites(request, include_archived=True)}
+    return {"requests": [{**access.request_json(request, row), "due": row.due_by,
+                          "zone": zones.get(row.site_id)} for row in rows],
             "site_options": [(site.id, site.name) for site in organization_sites(request)],
             "kinds": {k.value: t(v, domain="ehs_osha") for k, v in KIND_LABELS.items()},
             "form": form or {}, "errors": errors or {}}

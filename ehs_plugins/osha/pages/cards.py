@@ -74,7 +74,8 @@ def records_card(request: Request) -> dict[str, Any]:
                         "overdue": deadline.due < now, "zone": zone_name})
     due.sort(key=lambda item: item["due"])
     # Copies of the records asked for (1904.35(b)(2)), the soonest due first.
-    requests = [access.request_json(request, row, now) for row in access.open_requests(request)]
+    requests = [{"requester": row.requester_name, "due": row.due_by, "overdue": row.due_by < now,
+                 "zone": zones.get(row.site_id)} for row in access.open_requests(request)]
     return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
             "access": requests[:5], "access_count": len(requests),
             "missing": [{"case": case, "number": case_number(incident, case)}
