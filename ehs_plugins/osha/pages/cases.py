@@ -21,7 +21,7 @@ from ehs_core.sites.models import Site
 from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.ui.paths import path_maker, route_path
-from ehs_plugins.osha import services
+from ehs_plugins.osha import days, services
 from ehs_plugins.osha.cases import (
     LoggedCase,
     answers,
@@ -135,9 +135,29 @@ def add_case(request: Request) -> HTTPFound:
 # --- the case form --------------------------------------------------------
 
 
+# Blank rows offered below a case's periods, to add one.
+NEW_PERIOD_ROWS = 2
+PERIOD_MARK = "periods-shown"
+
+
+def posted_periods(post: Any) -> list[dict[str, Any]]:
+    """The periods rows of the form (periods-N-kind, -from, -to); a row with
+    neither kind nor start is an unused blank row."""
+    rows = []
+    index = 0
+    while f"periods-{index}-kind" in post and index < 60:
+        kind, start, end = (str(post.get(f"periods-{index}-{part}") or "").strip()
+                            for part in ("kind", "from", "to"))
+        if kind or start:
+            rows.append({"kind": kind, "from": start, "to": end or None})
+        index += 1
+    return rows
+
+
 def form_values(case: InjuryCase, zone: dt.tzinfo) -> dict[str, Any]:
     """The stored answers as the form shows them."""
-    values: dict[str, Any] = {"name": case.name}
+    values: dict[str, Any] = {"name": case.name,
+                              "periods": [period.json() for period in days.parse(case.periods)]}
     for name, (column, _, _) in CASE_FIELDS.items():
         value = getattr(case, column)
         if FORM.get(name) == TRI_STATE:
@@ -164,12 +184,18 @@ def posted_answers(request: Request, zone: dt.tzinfo) -> dict[str, Any]:
     for name in ("reportedToOshaAt", "learnedAt"):
         if data.get(name):
             data[name] = local_to_iso(data[name], zone)
+    if PERIOD_MARK in post:
+        data["periods"] = posted_periods(post)
+        if data["periods"]:  # the days are counted from the periods (1904.7(b)(3)-(4))
+            for name in ("daysAway", "daysRestricted"):
+                data.pop(name, None)
     return data
 
 
 def shown_values(request: Request) -> dict[str, Any]:
     """What was posted, shown back as it was typed."""
-    values = {name: request.POST.get(name) for name in FORM if name in request.POST}
+    values: dict[str, Any] = {name: request.POST.get(name) for name in FORM if name in request.POST}
+    values["periods"] = posted_periods(request.POST)
     for name, kind in FORM.items():
         if kind == BOOL:
             values[name] = request.POST.get(name) in ("on", "true", "1", "yes")
@@ -185,7 +211,7 @@ def case_page_values(request: Request, case: InjuryCase, incident: Incident,
             "values": values if values is not None else form_values(case, zone),
             "errors": errors or {}, "summary": case_summary(request, shown or case, incident, zone),
             "employment_types": list(EmploymentType), "special_cases": list(SpecialCase),
-            "case_types": list(CaseType), **labels(request),
+            "case_types": list(CaseType), **labels(request), "new_period_rows": NEW_PERIOD_ROWS,
             "field_labels": {k: request.localizer.translate(v, domain="ehs_osha")
                              for k, v in FIELD_LABELS.items()}}
 

@@ -69,6 +69,11 @@ def test_day_counting(periods: list[Period], expected: tuple[int, int]) -> None:
     assert count_days(periods, INJURY, TODAY) == expected
 
 
+def case_form(page: Any) -> Any:
+    return next(f for f in page.forms.values() if f.action.startswith("/osha/cases/")
+                and f.action.count("/") == 3)
+
+
 @pytest.fixture
 def incident(manager: Any, site: int) -> dict:
     return new_incident(manager, site)  # 2025-03-10 09:00 at the site
@@ -182,3 +187,28 @@ def test_the_case_page_shows_the_recording_deadline(manager: Any, incident: dict
     assert "Record by" in page and "17 Mar 2025" in page
     cases = manager.get(f"{OSHA}/incidents/{incident['number']}/cases", status=200).json
     assert cases[0]["recordBy"]
+
+
+def test_the_case_page_takes_periods(manager: Any, incident: dict) -> None:
+    """The case form's periods count the days (1904.7(b)(3)-(4)); an
+    impossible one is shown, nothing saved."""
+    case = new_case(manager, incident["number"], **WORK, caseType="injury")
+    page = manager.get(f"/osha/cases/{case['id']}", status=200)
+    form = case_form(page)
+    form["periods-0-kind"] = "away"
+    form["periods-0-from"] = "2025-03-11"
+    form["periods-0-to"] = "2025-03-20"
+    form["periods-1-kind"] = "restricted"
+    form["periods-1-from"] = "2025-03-21"
+    form["periods-1-to"] = "2025-04-04"
+    form.submit(status=302)
+    stored = manager.get(f"{OSHA}/incidents/{incident['number']}/cases", status=200).json[0]
+    assert (stored["daysAway"], stored["daysRestricted"], stored["outcome"]) == (10, 15, "days_away")
+    assert len(stored["periods"]) == 2
+    again = case_form(manager.get(f"/osha/cases/{case['id']}", status=200))
+    assert again["periods-1-to"].value == "2025-04-04"
+    again["periods-2-kind"] = "away"
+    again["periods-2-from"] = "2025-03-01"  # before the injury
+    refused = again.submit(status=400)
+    assert "cannot start before the day of the injury" in refused.text
+    assert len(manager.get(f"{OSHA}/incidents/{incident['number']}/cases").json[0]["periods"]) == 2
