@@ -79,7 +79,9 @@ def create(request: Request, data: dict[str, Any]) -> AccessRequest:
     if kind == AccessKind.log_copy and case_id is not None:
         raise Invalid("caseId", "A copy of the log is of the whole site and year, not of a case")
     if case_id is not None:
-        case_of_site(request, case_id, site)
+        case, _ = case_of_site(request, case_id, site)
+        if not case.recordable:
+            raise Invalid("caseId", "The case is not recordable: it has no Form 301 (1904.29(b)(2))")
     now = utcnow()
     row = AccessRequest(organization_id=site.organization_id, kind=kind.value,
                         requester_name=data["requesterName"], site_id=site.id, year=data["year"],

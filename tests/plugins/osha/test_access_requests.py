@@ -139,6 +139,13 @@ def test_requests_are_checked(manager: Any, site: int, body: dict, path: str) ->
     assert path in issue_paths(manager.post_json(DESK, {"siteId": site, **body}, status=400))
 
 
+def test_a_case_that_is_not_recordable_has_no_301_to_copy(manager: Any, site: int) -> None:
+    case = recorded(manager, site, "Fay Firstaid")  # work-related and new, but first aid only
+    body = {"kind": "own_301", "requesterName": "Fay Firstaid", "siteId": site, "year": YEAR,
+            "caseId": case["id"]}
+    assert issue_paths(manager.post_json(DESK, body, status=400)) == {"caseId"}
+
+
 def test_a_case_of_another_site_is_refused(manager: Any, year_of_cases: dict) -> None:
     other = new_site(manager, "Plant South")
     body = {"kind": "own_301", "requesterName": "A", "siteId": other, "year": YEAR,
