@@ -28,8 +28,22 @@ def includeme(config: Configurator) -> None:
     config.add_route("osha.certification", r"/api/osha/sites/{id:\d{1,9}}/certification", factory=ROOT)
     config.add_route("osha.ita_summary", "/api/osha/ita/summary.csv", factory=ROOT)
     config.add_route("osha.ita_cases", "/api/osha/ita/cases.csv", factory=ROOT)
+    config.add_route("osha.ita_coverage", "/api/osha/ita/coverage", factory=ROOT)
+    config.add_route("osha.ita_submissions", "/api/osha/ita/submissions", factory=ROOT)
+    config.add_route("osha.ita_submission", r"/api/osha/ita/submissions/{id:\d{1,9}}", factory=ROOT)
+    config.add_route("osha.access_requests", "/api/osha/access-requests", factory=ROOT)
+    config.add_route("osha.access_request_fulfil", r"/api/osha/access-requests/{id:\d{1,9}}/fulfil",
+                     factory=ROOT)
     config.scan(".views")
     config.scan(".reports")
+    config.scan(".access_views")
+    # Filing with OSHA's ITA API (filing.py): where, and the employer's token.
+    from ehs_plugins.osha.filing import JOB, PREVIEW_URL, TOKEN, URL, run
+
+    config.add_setting(URL, "EHS_OSHA_ITA_URL", web_address, "https://www.osha.gov/oshaApi/v1")
+    config.add_setting(PREVIEW_URL, "EHS_OSHA_ITA_PREVIEW_URL", web_address, "https://preview.osha.gov/oshaApi/v1")
+    config.add_setting(TOKEN, "EHS_OSHA_ITA_TOKEN", str.strip, "")
+    config.add_job(JOB, run)
     config.scan(".listeners")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.osha:locale")
@@ -39,6 +53,14 @@ def includeme(config: Configurator) -> None:
     config.action(None, lambda: offer_injury_figures(config))
     # `ehs seed`: injury cases on seeded injuries and illnesses, monthly hours.
     config.add_seeder("osha", seed)
+
+
+def web_address(text: str) -> str:
+    """A setting that is an http(s) address."""
+    value = text.strip()
+    if not value.startswith(("https://", "http://")):
+        raise ValueError("an address starting with https://")
+    return value
 
 
 def offer_injury_figures(config: Configurator) -> None:
@@ -109,7 +131,7 @@ def seed(ctx: Any) -> dict[str, int]:
                 if complete else None, sex=rng.choice("MF"),
                 employee_address="1 Main St, Springfield" if complete else None,
                 physician_name="Dr. Rivera", treatment_facility="City Occupational Health",
-                treated_in_emergency_room=rng.random() < 0.15, time_started_work="07:00",
+                treated_in_emergency_room=rng.random() < 0.15, time_started_work="07:00", time_unknown=False,
                 created_at=incident.created_at + dt.timedelta(hours=rng.uniform(1, 48)),
             )
             case.created_at = min(case.created_at, ctx.now)

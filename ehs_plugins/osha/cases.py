@@ -12,6 +12,7 @@ from babel.dates import format_datetime
 from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.serialize import iso
+from ehs_plugins.osha import dates, days, deadlines
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
@@ -103,19 +104,23 @@ def severe_deadline(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> Se
             or case.employment_type not in COVERED:
         return None
     deadlines: list[tuple[dt.datetime, int, str]] = []
+    # 1904.39(b)(7)-(8): when the employer learned of the event (or that it
+    # was work-related) later, the clocks run from that moment.
+    learned = case.learned_at if getattr(case, "learned_at", None) is not None else incident.occurred_at
     if case.died:
         # 1904.39(a)(1): within 8 hours of a death within 30 days of the incident.
         died_at = incident.occurred_at
         if case.date_of_death is not None:
             died_at = max(died_at, dt.datetime.combine(case.date_of_death, dt.time(), zone))
         if died_at - incident.occurred_at <= FATALITY_WINDOW:
-            deadlines.append((died_at + dt.timedelta(hours=FATALITY_HOURS), FATALITY_HOURS, "fatality"))
+            start = max(died_at, learned)
+            deadlines.append((start + dt.timedelta(hours=FATALITY_HOURS), FATALITY_HOURS, "fatality"))
     # 1904.39(a)(2): within 24 hours of an in-patient hospitalization, amputation or loss of an eye.
     for flag, reason in ((case.inpatient_hospitalization, "in-patient hospitalization"),
                          (case.amputation, "amputation"), (case.loss_of_eye, "loss of an eye")):
         if flag:
-            deadlines.append((incident.occurred_at + dt.timedelta(hours=SEVERE_INJURY_HOURS),
-                              SEVERE_INJURY_HOURS, reason))
+            start = max(incident.occurred_at, learned)
+            deadlines.append((start + dt.timedelta(hours=SEVERE_INJURY_HOURS), SEVERE_INJURY_HOURS, reason))
     if not deadlines:
         return None
     due, hours, _ = min(deadlines)
@@ -133,6 +138,22 @@ def severe_report(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict
             "dueBy": deadline.due.astimezone(zone).isoformat(),
             "enteredAt": deadline.entered_at.astimezone(zone).isoformat(),
             "pastDueWhenEntered": deadline.past_due_when_entered}
+
+
+def undecided(case: InjuryCase | LoggedCase) -> bool:
+    """Whether recordability still waits on an answer: a covered worker's
+    case whose work-relatedness (1904.5) or newness (1904.6) is not decided."""
+    return case.employment_type in COVERED and (case.work_related is None or case.new_case is None)
+
+
+def record_by(case: InjuryCase | LoggedCase, incident: Incident) -> dt.datetime | None:
+    """1904.29(b)(3): a recordable case is entered within 7 calendar days of
+    receiving the information that it occurred (from `learned_at` when the
+    employer learned later). Shown while the case is undecided, else None."""
+    if not undecided(case):
+        return None
+    learned = getattr(case, "learned_at", None)
+    return deadlines.recording_due(max(incident.occurred_at, learned) if learned else incident.occurred_at)
 
 
 def wall_clock(moment: dt.datetime, zone: dt.tzinfo) -> str:
@@ -175,7 +196,15 @@ def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str
     body["outcome"] = case.outcome
     # Why: the rules of 1904 behind recordable, outcome and caseType (additive field).
     body["reasoning"] = classify(answers(case)).explanation.json()
+    periods = days.parse(case.periods)
+    body["periods"] = [period.json() for period in periods]
+    if days.is_open(periods):  # an open period counts up to today (1904.7(b)(3)(ii))
+        body["daysAway"], body["daysRestricted"] = days.count_days(
+            periods, incident.occurred_at.astimezone(zone).date(), utcnow().astimezone(zone).date())
     body["severeReport"] = severe_report(case, incident, zone)
+    due = record_by(case, incident)
+    body["recordBy"] = due.astimezone(zone).isoformat() if due is not None else None
+    body["dateWarnings"] = dates.unusual(case, incident.occurred_at, zone)
     body["missingFields"] = missing_fields(case)
     body["createdAt"] = iso(case.created_at)
     body["updatedAt"] = iso(case.updated_at)
@@ -200,10 +229,15 @@ def form_301_json(case: InjuryCase | LoggedCase, incident: Incident | LoggedInci
                       "treatedInEmergencyRoom": case.treated_in_emergency_room,
                       "hospitalizedOvernight": case.inpatient_hospitalization},
         "case": {"dateOfInjury": occurred.date().isoformat(), "timeEmployeeBeganWork": case.time_started_work,
-                 "timeOfEvent": occurred.strftime("%H:%M"), "activityBefore": case.activity_before,
+                 # Item 13: blank, with "time cannot be determined" checked, when unknown.
+                 "timeOfEvent": None if case.time_unknown else occurred.strftime("%H:%M"),
+                 "timeUnknown": bool(case.time_unknown), "activityBefore": case.activity_before,
                  "whatHappened": case.what_happened, "injuryOrIllness": case.nature_of_injury,
                  "bodyPart": case.body_part, "objectOrSubstance": case.object_substance,
                  "dateOfDeath": _date(case.date_of_death)},
         "recordable": case.recordable, "outcome": case.outcome, "caseType": case.effective_case_type,
         "privacyCase": case.effective_privacy,
+        # Form 301 "Completed by / Title / Phone / Date".
+        "preparer": {"name": case.preparer_name, "title": case.preparer_title, "phone": case.preparer_phone,
+                     "date": _date(case.prepared_at)},
     }

@@ -10,8 +10,10 @@ section 1), 1904.7(b)(2)-(4) for the outcome columns, 1904.29(b)(10) and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
+from importlib.resources import files
 from typing import Any
 
 from ehs_plugins.osha import ita
@@ -20,6 +22,32 @@ from ehs_plugins.osha.deidentify import identifiers, may_identify
 from ehs_plugins.osha.log import SiteYear, missing_establishment_fields
 
 Add = Callable[..., None]
+
+# ITA's data dictionary: a USPS code of a state or territory (the 50
+# states, DC, American Samoa, Guam, the Northern Mariana Islands, Puerto
+# Rico, the U.S. Virgin Islands and the Minor Outlying Islands).
+USPS_STATES = frozenset("""
+    AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND
+    OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC AS GU MP PR VI UM
+""".split())
+# ITA's data dictionary: the street address is not a PO Box.
+PO_BOX = re.compile(r"\b(?:p\.?\s*o\.?\s*box|post\s+office\s+box|pob\s*\d|box\s+\d+\s*$)", re.IGNORECASE)
+# ITA's lengths: street address 100 characters, case-file texts 255 (longer text is cut).
+STREET_LIMIT, TEXT_LIMIT = 100, 255
+# The case file's text columns fed by the stored texts (`ita.case_texts`, in its order).
+TEXT_COLUMNS = ("job_title", "incident_location", "incident_description", "nar_before_incident",
+                "nar_what_happened", "nar_injury_illness", "nar_object_substance")
+
+
+@functools.cache
+def naics_codes() -> frozenset[str]:
+    """The 6-digit industries of NAICS 2017 (1,057) and 2022 (1,012), the
+    U.S. Census Bureau's tables shipped with the plugin (naics_2017.txt,
+    naics_2022.txt): ITA takes 2012, 2017 and 2022 codes."""
+    root = files("ehs_plugins.osha")
+    return frozenset(line.strip() for name in ("naics_2017.txt", "naics_2022.txt")
+                     for line in (root / name).read_text("ascii").splitlines() if line.strip())
+
 
 # Characters ITA refuses in text (vendor documentation, reference 1.1; a defensive rule).
 REFUSED = re.compile(r"[()~@#$%^&*?/\\!]")
@@ -73,6 +101,10 @@ def case_checks(item: SiteYear, add: Add) -> None:
     establishment_suspect = REFUSED.search(establishment) or may_identify(establishment)
     for case in item.cases:
         texts = ita.case_texts(case[0])
+        for column, value in zip(TEXT_COLUMNS, texts, strict=True):
+            if value and len(value) > TEXT_LIMIT and len(" ".join(value.split())) > TEXT_LIMIT:
+                add(column, f"ITA takes {TEXT_LIMIT} characters: the rest of {CASE_SOURCE[column]} is cut "
+                            "in the file; shorten it to keep what matters", "warning", case)
         joined = "\n".join([t for t in texts if t])
         suspect = establishment_suspect or REFUSED.search(joined) or may_identify(joined)
         row = dict(zip(ita.CASE_COLUMNS, ita.case_row(item, *case, establishment, texts), strict=True)) \
@@ -125,6 +157,16 @@ def summary_checks(item: SiteYear, site_names: Iterable[tuple[int, str]], add: A
     if missing_months:
         add("total_hours_worked", f"Hours are missing for month(s) {', '.join(map(str, missing_months))}",
             "warning")
+    uncounted = sorted(m for m, h in item.months.items() if h.hours and h.average_employees is None)
+    if uncounted:
+        # The 300A worksheet: the total number of employees paid in all pay
+        # periods divided by the number of pay periods in the year, periods
+        # with no employees included (counted as 0).
+        add("annual_average_employees",
+            f"Month(s) {', '.join(map(str, uncounted))} have hours but no employee count, and are left out "
+            "of the annual average (the monthly counts added up, divided by the months that have one, "
+            "rounded up). The 300A worksheet counts every pay period, those with no employees as 0: "
+            "enter each month's count (0 when nobody was employed)", "warning")
     if not average:
         add("annual_average_employees", "Annual average employees must be greater than 0")
     else:
@@ -149,6 +191,16 @@ def summary_checks(item: SiteYear, site_names: Iterable[tuple[int, str]], add: A
         add("ein", "The EIN must be 9 digits")
     if site.naics_code and not (site.naics_code.isdigit() and len(site.naics_code) == 6):
         add("naicsCode", "The NAICS code must be 6 digits")
+    elif site.naics_code and site.naics_code not in naics_codes():
+        add("naicsCode", f"{site.naics_code} is not a 6-digit industry of NAICS 2017 or 2022: check the code "
+                         "(ITA takes 2012, 2017 and 2022 codes)", "warning")
+    if site.state and site.state.upper() not in USPS_STATES:
+        add("state", f"\"{site.state}\" is not a USPS code of a state or territory (such as MA, TX, PR)")
+    if site.street_address and PO_BOX.search(site.street_address):
+        add("streetAddress", "The street address must be where the establishment is, not a PO Box")
+    if site.street_address and len(" ".join(site.street_address.split())) > STREET_LIMIT:
+        add("streetAddress", f"ITA takes {STREET_LIMIT} characters of the street address: the rest is cut",
+            "warning")
     if site.zip and not (site.zip.isdigit() and len(site.zip) in (5, 9)):
         add("zip", "The ZIP code must be 5 or 9 digits")
     if len(site.name) > 100:

@@ -106,7 +106,10 @@ def case_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident, establi
         codes["incident_outcome"], codes["dafw_num_away"], codes["djtr_num_tr"], codes["type_of_incident"],
         date(case.date_of_birth), date(case.date_of_hire), case.sex or "",
         yes_no(case.treated_in_emergency_room), yes_no(case.inpatient_hospitalization),
-        case.time_started_work or "", f"{occurred.hour:02d}:{occurred.minute:02d}", 0, clean(before),
+        # Form 301 item 13: an unknown time is time_unknown 1 and a blank time_of_incident.
+        case.time_started_work or "",
+        "" if case.time_unknown else f"{occurred.hour:02d}:{occurred.minute:02d}",
+        1 if case.time_unknown else 0, clean(before),
         clean(happened), clean(injury), clean(substance), codes["date_of_death"],
     ]
 

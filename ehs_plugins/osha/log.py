@@ -15,11 +15,14 @@ from pyramid.request import Request
 from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
+from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import site_choices
 from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha import days
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
+from ehs_plugins.osha.deidentify import name_parts, remove_name
 from ehs_plugins.osha.models import InjuryCase, SiteHours
 from ehs_plugins.osha.recordability import CaseType, Outcome, size_code
 
@@ -118,7 +121,8 @@ CASE_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase)
 LOG_FIELDS = ("id", "sequence", "name", "job_title", "nature_of_injury", "body_part", "object_substance",
               "activity_before", "what_happened", "outcome", "days_away", "days_restricted",
               "effective_case_type", "effective_privacy", "date_of_death", "date_of_birth", "date_of_hire",
-              "sex", "treated_in_emergency_room", "inpatient_hospitalization", "time_started_work")
+              "sex", "treated_in_emergency_room", "inpatient_hospitalization", "time_started_work",
+              "time_unknown", "periods")
 LOG_COLUMNS = tuple((key, column) for key, column in CASE_COLUMNS if key in LOG_FIELDS)
 INCIDENT_COLUMNS = (Incident.id, Incident.number, Incident.site_id, Incident.area_id,
                     Incident.location_detail, Incident.title, Area.name, Incident.occurred_at)
@@ -164,9 +168,21 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
             case.case_number = case_number(incident, case)
             case.where = where_occurred(item, incident)
             case.description = column_f(case, incident)
+            if getattr(case, "periods", None):
+                count_open_periods(case, incident, item.zone)
             item.cases.append((case, incident))
     read_months(dbsession, by_site, year)
     return list(by_site.values())
+
+
+def count_open_periods(case: LoggedCase, incident: LoggedIncident, zone: dt.tzinfo) -> None:
+    """A case with a period of days still open counts it up to today on the
+    establishment's clock (1904.7(b)(3)(ii)): the stored counts are those of
+    the day the case was last saved."""
+    periods = days.parse(case.periods)
+    if days.is_open(periods):
+        case.days_away, case.days_restricted = days.count_days(
+            periods, incident.local.date(), utcnow().astimezone(zone).date())
 
 
 def read_months(dbsession: Session, by_site: dict[int, SiteYear], year: int) -> None:
@@ -197,14 +213,22 @@ def where_occurred(item: SiteYear, incident: LoggedIncident) -> str:
 
 def log_row(item: SiteYear, case: LoggedCase, incident: LoggedIncident) -> dict[str, Any]:
     case_type, privacy = case.effective_case_type, case.effective_privacy
+    job, where, description = case.job_title, case.where, case.description
+    if privacy:
+        # 1904.29(b)(6)-(9): nothing on the log may identify a privacy case's
+        # person (the log is handed to employees, 1904.35): the name is taken
+        # out of columns C, E and F as out of the ITA file (`deidentify`).
+        parts = name_parts(case.name)
+        job, where, description = (remove_name(value, parts) if value else value
+                                   for value in (job, where, description))
     return {
         "caseId": case.id,
         "caseNumber": case.case_number,  # A
         "employeeName": PRIVACY_NAME if privacy else case.name,  # B
-        "jobTitle": case.job_title,  # C
+        "jobTitle": job,  # C
         "dateOfInjury": item.occurred(incident).date().isoformat(),  # D
-        "whereOccurred": case.where,  # E
-        "description": case.description,  # F
+        "whereOccurred": where,  # E
+        "description": description,  # F
         "outcome": case.outcome,
         "outcomeColumn": OUTCOME_COLUMNS[case.outcome],  # G-J
         "daysAway": case.days_away or 0,  # K

@@ -69,6 +69,20 @@ class InjuryCase(Base):
     treatment_facility: Mapped[str | None] = mapped_column(String(500), nullable=True)
     treated_in_emergency_room: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     time_started_work: Mapped[str | None] = mapped_column(String(5), nullable=True)
+    # Form 301 item 13 "check if time cannot be determined" (ITA `time_unknown`).
+    time_unknown: Mapped[bool] = mapped_column(Boolean, default=False)
+    # When the employer learned of the event (or that it was work-related),
+    # when later than the event: the 1904.39 clocks run from it ((b)(7), (b)(8)).
+    learned_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Periods of days away and of restriction or transfer, as JSON text
+    # ([{"kind": "away"|"restricted", "from": "YYYY-MM-DD", "to": ... | null}]);
+    # when given, days_away and days_restricted are counted from them (days.py).
+    periods: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Form 301 "Completed by / Title / Phone / Date".
+    preparer_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    preparer_title: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    preparer_phone: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    prepared_at: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
 
     # Computed from the answers on every write (recordability.classify).
     recordable: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -145,3 +159,55 @@ class PdfJob(Base):
 # The 300 Log reads a site's incidents of one year (log.load); the index is on
 # the core's table and comes and goes with this plugin (migration osha_0004).
 Index("ix_osha_incidents_site_occurred", Incident.site_id, Incident.occurred_at)
+
+
+class AccessRequest(Base):
+    """A request for a copy of the records, 29 CFR 1904.35(b)(2): an
+    employee, former employee or personal representative asks for the 300
+    Log (`log_copy`) or their own Form 301 (`own_301`), due by the end of the
+    next business day; an authorized employee representative asks for the
+    301s' "about the case" part (`representative_301`), due within 7
+    calendar days. Fulfilling it records when and to whom the copy was given."""
+
+    __tablename__ = "osha_access_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    requester_name: Mapped[str] = mapped_column(String(200))
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    year: Mapped[int] = mapped_column(SmallInteger)
+    case_id: Mapped[int | None] = mapped_column(ForeignKey("osha_cases.id", ondelete="SET NULL"),
+                                                nullable=True)
+    received_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    due_by: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    fulfilled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    given_to: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    fulfilled_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+
+
+class ItaSubmission(Base):
+    """One filing of a site-year with OSHA's Injury Tracking Application
+    through its API (1904.41), made by a job: a dry run against OSHA's
+    preview environment or the real filing; OSHA's answer is kept (its
+    confirmation, or the errors it named)."""
+
+    __tablename__ = "osha_ita_submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), index=True)
+    site_id: Mapped[int] = mapped_column(ForeignKey("sites.id"))
+    year: Mapped[int] = mapped_column(SmallInteger)
+    dry_run: Mapped[bool] = mapped_column(Boolean, default=True)
+    # queued, running, accepted (OSHA took it), refused (OSHA named errors), failed (no answer)
+    status: Mapped[str] = mapped_column(String(10), default="queued")
+    change_reason: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    with_case_data: Mapped[bool] = mapped_column(Boolean, default=False)
+    confirmation: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # OSHA's answers as JSON text: the errors it named, the ids it gave.
+    errors: Mapped[str | None] = mapped_column(Text, nullable=True)
+    answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -15,6 +15,7 @@ from ehs_core.users.models import Organization
 from ehs_plugins.osha import ita
 from ehs_plugins.osha.certification import certification_json, certification_of, certify
 from ehs_plugins.osha.checks import checks
+from ehs_plugins.osha.coverage import coverage
 from ehs_plugins.osha.hours import save_hours
 from ehs_plugins.osha.log import (
     LOG_COLUMNS,
@@ -118,3 +119,15 @@ def ita_cases(request: Request) -> Response:
     items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
     rows = (row for item in items for row in ita.case_rows(item))
     return csv_response(ita.to_csv(ita.CASE_COLUMNS, rows), f"ita-cases-{year}.csv")
+
+
+@view_config(route_name="osha.ita_coverage", request_method="GET", renderer="json", permission=MANAGE,
+             query=YearQuery,
+             summary="Who must file what with OSHA for a year's records (29 CFR 1904.41 as amended in 2023): "
+                     "per active site {siteId, siteName, naicsCode, peakEmployees, requires, reason, dueBy}; "
+                     "requires lists \"300A\" and \"300_301\" (empty when nothing is required), reason says "
+                     "why citing Appendix A or B to Subpart E, dueBy is March 2 of the next year (null when "
+                     "nothing is required).")
+def ita_coverage(request: Request) -> list[dict[str, Any]]:
+    year = int(request.validated_query["year"])
+    return coverage(load_months(request.dbsession, request.registry, active_sites(request.dbsession), year))

@@ -13,16 +13,17 @@ from pyramid.request import Request
 from sqlalchemy import ColumnElement, Integer, bindparam, func, inspect, select
 
 from ehs_core.db import CursorRead, utcnow
-from ehs_core.errors import Conflict, Invalid, NotFound
+from ehs_core.errors import Conflict, DomainError, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
 from ehs_core.rowsjson import DATE, FLAG, INSTANT, decoder, json_rows
 from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha import dates, days
 from ehs_plugins.osha.cases import LoggedCase, recalculate
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.models import InjuryCase
-from ehs_plugins.osha.recordability import MAX_DAYS
+from ehs_plugins.osha.recordability import MAX_DAYS, SpecialCase
 from ehs_plugins.osha.schemas import CASE_FIELDS
 from ehs_plugins.osha.trail import decision
 
@@ -62,20 +63,46 @@ def load_case(request: Request, case_id: int) -> tuple[InjuryCase, Incident]:
     return case, incident
 
 
-def apply_answers(case: InjuryCase, data: dict[str, Any]) -> None:
-    """Set the answers and reclassify the case (29 CFR 1904.7)."""
+def apply_answers(case: InjuryCase, data: dict[str, Any], incident: Incident, zone: dt.tzinfo,
+                  now: dt.datetime | None = None) -> None:
+    """Set the answers and reclassify the case (29 CFR 1904.7); dates that
+    cannot be are refused (`dates.impossible`), nothing set when one is.
+    `periods`, when given, count daysAway and daysRestricted (`days`,
+    1904.7(b)(3)-(4)); typed counts stay possible without periods."""
+    now = now or utcnow()
     if "name" in data:
         case.name = data["name"]
     for name, (column, _, _) in CASE_FIELDS.items():
         if name in data:
             setattr(case, column, data[name])
+    issues: list[tuple[str, str]] = []
+    event_day = incident.occurred_at.astimezone(zone).date()
+    today = now.astimezone(zone).date()
+    if "periods" in data:
+        periods = [days.Period(item["kind"], item["from"], item["to"]) for item in data["periods"]]
+        if periods:
+            issues += [(name, f"{name} is counted from the periods: leave it out, or send no periods")
+                       for name in ("daysAway", "daysRestricted") if name in data]
+        issues += days.problems(periods, event_day, today)
+        case.periods = days.dump(periods)
+    issues += dates.impossible(case, incident.occurred_at, zone, now, set(data))
+    if issues:
+        raise DomainError("Invalid request", [{"path": path, "message": message} for path, message in issues])
+    periods = days.parse(case.periods)
+    if periods:
+        case.days_away, case.days_restricted = days.count_days(periods, event_day, today)
+        # A period confined to the day of the injury does not count (1904.7(b)(3)(i), (b)(4)(i)).
+        case.days_away_from_work = any(p.kind == days.AWAY and (p.end is None or p.end > event_day)
+                                       for p in periods)
+        case.restricted_or_transfer = any(p.kind == days.RESTRICTED and (p.end is None or p.end > event_day)
+                                          for p in periods)
     if (case.days_away or 0) + (case.days_restricted or 0) > MAX_DAYS:
         # 29 CFR 1904.7(b)(3)(vii)
         raise Invalid("daysAway", f"Days away plus days restricted must not exceed {MAX_DAYS}")
     if case.date_of_death is not None and not case.died:
         raise Invalid("dateOfDeath", "Only for a death")
     recalculate(case)
-    case.updated_at = utcnow()
+    case.updated_at = now
 
 
 def list_cases(request: Request, incident: Incident) -> list[InjuryCase]:
@@ -188,10 +215,20 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
                       restricted_or_transfer=False, days_restricted=0, medical_treatment=False,
                       loss_of_consciousness=False, significant_diagnosis=False, special_case="none",
                       privacy_case=False, inpatient_hospitalization=False, amputation=False,
-                      loss_of_eye=False)
-    if "caseType" not in data and incident.type in ("injury", "illness"):
+                      loss_of_eye=False, time_unknown=False)
+    # 1904.8(a): a needlestick or sharps injury is an injury (M1), even on an
+    # incident typed as an illness, until the employee develops an illness
+    # from it (then caseType is set): the incident's type is no default for it.
+    if "caseType" not in data and incident.type in ("injury", "illness") \
+            and data.get("specialCase") != SpecialCase.needlestick:
         data["caseType"] = "injury" if incident.type == "injury" else "other_illness"
-    apply_answers(case, data)
+    zone = zone_of(request, incident)
+    # Form 301 "Completed by" and "Date": the person entering the case, today, until changed.
+    user = getattr(request.identity, "user", None)
+    if user is not None:
+        data.setdefault("preparerName", user.name)
+    data.setdefault("preparedAt", utcnow().astimezone(zone).date())
+    apply_answers(case, data, incident, zone)
     request.dbsession.add(case)
     request.dbsession.flush()
     forget_read(request)
@@ -203,7 +240,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
 def update_case(request: Request, case: InjuryCase, incident: Incident, data: dict[str, Any]) -> InjuryCase:
     """Change a case's answers; the decision is recalculated."""
     before = decision(case)
-    apply_answers(case, data)
+    apply_answers(case, data, incident, zone_of(request, incident))
     forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="updated", before=before,
                                  actor_id=actor(request)))

@@ -23,7 +23,11 @@ MANAGE = "osha.manage"
 CASE_ANSWER = (
     "A case answer adds to its fields: recordable, outcome, caseType and privacyCase as computed; "
     "severeReport ({withinHours, reasons, dueBy, enteredAt, pastDueWhenEntered}, times on the "
-    "establishment's clock) when a direct report to OSHA is owed; missingFields; and reasoning "
+    "establishment's clock, counted from learnedAt when the employer learned later, 1904.39(b)(7)-(8)) "
+    "when a direct report to OSHA is owed; recordBy, the 7-day recording deadline of 1904.29(b)(3) "
+    "while recordability is undecided (else null); dateWarnings [{field, message}], dates possible "
+    "but unusual; periods as sent, with daysAway and daysRestricted counted from them by 1904.7(b)(3)-(4) "
+    "(an open period counts to today); missingFields; and reasoning "
     "({recordable, outcome, caseType: [{rule, paragraph, text}], missing, wouldChange: "
     "[{fields, paragraph, text}]}), the rules of 29 CFR 1904 behind the decision.")
 

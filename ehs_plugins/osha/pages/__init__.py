@@ -74,3 +74,4 @@ def includeme(config: Configurator) -> None:
     config.include(".printing")
     config.include(".submission")
     config.include(".cards")
+    config.include(".access")

@@ -1,7 +1,8 @@
-"""The OSHA plugin's card on the home page, for safety managers: the 300A
+"""The OSHA plugin's cards on the home page, for safety managers: the 300A
 posting period (February 1 to April 30, 1904.32(b)(6)), the ITA deadline
-(March 2, 1904.41(c)), recordable cases still missing fields, and direct
-reports to OSHA still owed (1904.39)."""
+(March 2, 1904.41(c)), recordable cases still missing fields, direct
+reports to OSHA still owed (1904.39) and copies of the records asked for
+(1904.35(b)(2)); near March 2, who must file what (1904.41)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
+from ehs_plugins.osha import access
 from ehs_plugins.osha.cases import case_number, missing_fields, severe_deadline
-from ehs_plugins.osha.log import year_bounds
+from ehs_plugins.osha.coverage import coverage
+from ehs_plugins.osha.deadlines import ita_due
+from ehs_plugins.osha.log import load_months, year_bounds
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
-from ehs_plugins.osha.pages.records import record_year
+from ehs_plugins.osha.pages.records import organization_sites, record_year
 from ehs_plugins.osha.recordability import COVERED
 from ehs_plugins.osha.views import MANAGE
 
@@ -34,9 +38,9 @@ def posting(today: dt.date) -> dict[str, Any]:
 
 def ita_deadline(today: dt.date) -> dict[str, Any]:
     """March 2 of this year for last year's data, or next year's once passed."""
-    due = dt.date(today.year, 3, 2)
+    due = ita_due(today.year - 1)
     if today > due:
-        due = dt.date(today.year + 1, 3, 2)
+        due = ita_due(today.year)
     return {"due": due, "year": due.year - 1, "days": (due - today).days}
 
 
@@ -69,7 +73,11 @@ def records_card(request: Request) -> dict[str, Any]:
             due.append({"case": case, "number": case_number(incident, case), "due": deadline.due,
                         "overdue": deadline.due < now, "zone": zone_name})
     due.sort(key=lambda item: item["due"])
+    # Copies of the records asked for (1904.35(b)(2)), the soonest due first.
+    requests = [{"requester": row.requester_name, "due": row.due_by, "overdue": row.due_by < now,
+                 "zone": zones.get(row.site_id)} for row in access.open_requests(request)]
     return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
+            "access": requests[:5], "access_count": len(requests),
             "missing": [{"case": case, "number": case_number(incident, case)}
                         for case, incident in missing[:5]], "missing_count": len(missing),
             "severe": due[:5], "severe_count": len(due)}
@@ -86,7 +94,31 @@ def establishments_described(request: Request) -> bool:
     return request.dbsession.execute(active.where(missing)).first() is None
 
 
+# The home page warns of the electronic submission this many days before 2 March.
+ITA_WARNING_DAYS = 60
+
+
+def ita_warning(today: dt.date) -> dict[str, Any] | None:
+    """The coming 2 March (1904.41(c)) when it is at most `ITA_WARNING_DAYS` away, else None."""
+    deadline = ita_deadline(today)
+    return deadline if deadline["days"] <= ITA_WARNING_DAYS else None
+
+
+def ita_card(request: Request) -> dict[str, Any] | None:
+    """Near 2 March: which sites must file what for last year's records
+    (`coverage`), else no card."""
+    deadline = ita_warning(dt.date.today())
+    if deadline is None:
+        return None
+    sites = organization_sites(request)
+    due = [c for c in coverage(load_months(request.dbsession, request.registry, sites, deadline["year"]))
+           if c["requires"]] if sites else []
+    return {"ita": deadline, "sites": due}
+
+
 def includeme(config: Configurator) -> None:
+    config.add_dashboard_card("osha_ita", TEMPLATES + "ita_card.html", ita_card, permission=MANAGE,
+                              context=ROOT, order=41)
     config.add_dashboard_card("osha_records", TEMPLATES + "card.html", records_card, permission=MANAGE,
                               context=ROOT, order=40)
     config.add_first_step("osha_establishments",

@@ -21,8 +21,15 @@ from ehs_core.sites.models import Site
 from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.ui.paths import path_maker, route_path
-from ehs_plugins.osha import services
-from ehs_plugins.osha.cases import LoggedCase, answers, case_number, missing_fields, severe_deadline
+from ehs_plugins.osha import days, services
+from ehs_plugins.osha.cases import (
+    LoggedCase,
+    answers,
+    case_number,
+    missing_fields,
+    record_by,
+    severe_deadline,
+)
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import CaseType, EmploymentType, SpecialCase, classify
@@ -44,6 +51,8 @@ FORM = {
     "physicianName": OPTIONAL_TEXT, "treatmentFacility": OPTIONAL_TEXT, "treatedInEmergencyRoom": TRI_STATE,
     "timeStartedWork": OPTIONAL_TEXT, "activityBefore": OPTIONAL_TEXT, "whatHappened": OPTIONAL_TEXT,
     "natureOfInjury": OPTIONAL_TEXT, "bodyPart": OPTIONAL_TEXT, "objectSubstance": OPTIONAL_TEXT,
+    "timeUnknown": BOOL, "learnedAt": OPTIONAL_TEXT, "preparerName": OPTIONAL_TEXT,
+    "preparerTitle": OPTIONAL_TEXT, "preparerPhone": OPTIONAL_TEXT, "preparedAt": OPTIONAL_TEXT,
 }
 NO_ONE_HURT = services.NO_ONE_HURT
 # Names of the answers, for the links to what is missing.
@@ -71,10 +80,12 @@ def case_summary(request: Request, case: InjuryCase | LoggedCase, incident: Inci
                  zone: dt.tzinfo) -> dict[str, Any]:
     """What the panel and the case page show of a decision."""
     deadline = severe_deadline(case, incident, zone)
+    due = record_by(case, incident)
+    now = dt.datetime.now(dt.UTC)
     return {"case": case, "number": case_number(incident, case),
             "classification": classify(answers(case)), "missing": missing_fields(case),
-            "deadline": deadline,
-            "overdue": deadline is not None and deadline.due < dt.datetime.now(dt.UTC)}
+            "deadline": deadline, "overdue": deadline is not None and deadline.due < now,
+            "record_by": due, "record_overdue": due is not None and due < now}
 
 
 def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
@@ -135,9 +146,29 @@ def add_case(request: Request) -> HTTPFound:
 # --- the case form --------------------------------------------------------
 
 
+# Blank rows offered below a case's periods, to add one.
+NEW_PERIOD_ROWS = 2
+PERIOD_MARK = "periods-shown"
+
+
+def posted_periods(post: Any) -> list[dict[str, Any]]:
+    """The periods rows of the form (periods-N-kind, -from, -to); a row with
+    neither kind nor start is an unused blank row."""
+    rows = []
+    index = 0
+    while f"periods-{index}-kind" in post and index < 60:
+        kind, start, end = (str(post.get(f"periods-{index}-{part}") or "").strip()
+                            for part in ("kind", "from", "to"))
+        if kind or start:
+            rows.append({"kind": kind, "from": start, "to": end or None})
+        index += 1
+    return rows
+
+
 def form_values(case: InjuryCase, zone: dt.tzinfo) -> dict[str, Any]:
     """The stored answers as the form shows them."""
-    values: dict[str, Any] = {"name": case.name}
+    values: dict[str, Any] = {"name": case.name,
+                              "periods": [period.json() for period in days.parse(case.periods)]}
     for name, (column, _, _) in CASE_FIELDS.items():
         value = getattr(case, column)
         if FORM.get(name) == TRI_STATE:
@@ -161,14 +192,21 @@ def posted_answers(request: Request, zone: dt.tzinfo) -> dict[str, Any]:
     for name in ("daysAway", "daysRestricted"):
         if data.get(name) == "":
             data[name] = 0  # an empty count is none
-    if data.get("reportedToOshaAt"):
-        data["reportedToOshaAt"] = local_to_iso(data["reportedToOshaAt"], zone)
+    for name in ("reportedToOshaAt", "learnedAt"):
+        if data.get(name):
+            data[name] = local_to_iso(data[name], zone)
+    if PERIOD_MARK in post:
+        data["periods"] = posted_periods(post)
+        if data["periods"]:  # the days are counted from the periods (1904.7(b)(3)-(4))
+            for name in ("daysAway", "daysRestricted"):
+                data.pop(name, None)
     return data
 
 
 def shown_values(request: Request) -> dict[str, Any]:
     """What was posted, shown back as it was typed."""
-    values = {name: request.POST.get(name) for name in FORM if name in request.POST}
+    values: dict[str, Any] = {name: request.POST.get(name) for name in FORM if name in request.POST}
+    values["periods"] = posted_periods(request.POST)
     for name, kind in FORM.items():
         if kind == BOOL:
             values[name] = request.POST.get(name) in ("on", "true", "1", "yes")
@@ -184,7 +222,7 @@ def case_page_values(request: Request, case: InjuryCase, incident: Incident,
             "values": values if values is not None else form_values(case, zone),
             "errors": errors or {}, "summary": case_summary(request, shown or case, incident, zone),
             "employment_types": list(EmploymentType), "special_cases": list(SpecialCase),
-            "case_types": list(CaseType), **labels(request),
+            "case_types": list(CaseType), **labels(request), "new_period_rows": NEW_PERIOD_ROWS,
             "field_labels": {k: request.localizer.translate(v, domain="ehs_osha")
                              for k, v in FIELD_LABELS.items()}}
 
@@ -199,7 +237,7 @@ def save_case(request: Request) -> Any:
     zone = services.zone_of(request, incident)
     try:
         data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
-        services.apply_answers(draft_of(case), data)  # refused before the case is touched
+        services.apply_answers(draft_of(case), data, incident, zone)  # refused before the case is touched
         services.update_case(request, case, incident, data)
     except (colander.Invalid, DomainError) as exc:
         if isinstance(exc, DomainError) and exc.status == 404:
@@ -224,7 +262,7 @@ def decision_preview(request: Request) -> dict[str, Any]:
     errors: dict[str, str] = {}
     try:
         data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
-        services.apply_answers(draft, data)
+        services.apply_answers(draft, data, incident, zone)
     except (colander.Invalid, DomainError) as exc:
         errors = errors_of(exc)
         draft = case

@@ -123,6 +123,7 @@ def endpoints(number: int, case_id: int, site_id: int) -> list[tuple[str, str, A
         ("PUT", f"{OSHA}/sites/{site_id}/hours?year={YEAR}", hours),
         ("GET", f"{OSHA}/ita/summary.csv?year={YEAR}", None),
         ("GET", f"{OSHA}/ita/cases.csv?year={YEAR}", None),
+        ("GET", f"{OSHA}/ita/coverage?year={YEAR}", None),
         ("DELETE", f"{OSHA}/cases/{case_id}", None),  # last: the others still find the case
     ]
 

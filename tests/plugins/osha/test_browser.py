@@ -135,3 +135,36 @@ def test_a_long_log_pdf_is_made_in_the_background_with_its_progress(live, new_pa
         link.click()
     reader = PdfReader(download.value.path())
     assert len(reader.pages) == 1 and "Page 1 of 1" in reader.pages[0].extract_text()
+
+
+def test_the_request_desk_for_copies_of_the_records(live, new_page):
+    """1904.35(b)(2): a request taken on the desk, its clock on the home page,
+    its copy printed, then recorded as given; axe on each screen."""
+    admin = live.admin()
+    site = admin.post_json("/api/sites", {"name": "Plant North", "timezone": "America/Chicago"}).json["id"]
+    admin.patch_json(f"/api/sites/{site}", ESTABLISHMENT)
+    admin.post_json("/api/users", {"name": "Sue Safety", "email": "sue@acme.test", "role": "safety_manager",
+                                   "password": PASSWORD})
+    page = new_page()
+    sign_in(page, live, "sue@acme.test")
+    page.goto(f"{live.url}/osha/access-requests")
+    assert_accessible(page)
+    page.get_by_label("What is asked for").select_option("log_copy")
+    page.get_by_label("Who asks").fill("Pat Former")
+    page.get_by_label("Site").select_option(str(site))
+    page.get_by_label("Year of the records").fill("2025")
+    page.get_by_role("button", name="Take the request").click()
+    page.get_by_text("Saved.").wait_for()
+    expect(page.get_by_text(re.compile("Pat Former"))).to_be_visible()
+    assert_accessible(page)
+    page.goto(f"{live.url}/")
+    expect(page.get_by_text(re.compile("copy of the records is asked for"))).to_be_visible()
+    page.goto(f"{live.url}/osha/access-requests")
+    page.get_by_role("link", name="The copy to print").click()
+    expect(page.get_by_role("heading", name="Log of Work-Related Injuries and Illnesses")).to_be_visible()
+    assert_accessible(page)
+    page.goto(f"{live.url}/osha/access-requests")
+    page.get_by_label("Given to").fill("Pat Former, by hand")
+    page.get_by_role("button", name="Record the copy as given now").click()
+    page.get_by_text("No request is waiting.").wait_for()
+    assert_accessible(page)

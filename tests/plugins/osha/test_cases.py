@@ -431,7 +431,7 @@ def test_form_301_contents(manager: Any, incident: dict) -> None:
         "dateOfInjury": "2025-03-10", "timeEmployeeBeganWork": "07:30", "timeOfEvent": "09:00",
         "activityBefore": FORM_301["activityBefore"], "whatHappened": FORM_301["whatHappened"],
         "injuryOrIllness": "Laceration", "bodyPart": "Left index finger", "objectOrSubstance": "Press ram",
-        "dateOfDeath": "2025-03-12",
+        "dateOfDeath": "2025-03-12", "timeUnknown": False,
     }
     assert form["recordable"] is True
     assert form["outcome"] == "death"
