@@ -1,8 +1,7 @@
 """Notice of serious reports: a high or critical incident is mailed to every
 active safety manager and admin, and to the supervisors of its site (after
-commit, like all mail). The mail
-names the report's number, taken last before commit
-(`filing.number_last`): it is written once the report is committed."""
+commit, like all mail). The mail names the report's number, taken when the
+report is filed (`filing.file_incident`), in the same transaction."""
 
 from __future__ import annotations
 
