@@ -114,13 +114,6 @@ def test_digest_runs_and_exits_cleanly(migrated, ini):
     assert done.returncode == 0, done.stderr
 
 
-def test_worker_without_a_shared_queue_refuses_with_a_clear_message(ini):
-    done = ehs("worker", ini)
-    assert done.returncode != 0
-    assert "EHS_HUEY_URL" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_a_wrong_setting_stops_the_command_naming_the_env_var(ini):
     done = ehs("migrate", ini, EHS_SMTP_PORT="70000")
     assert done.returncode != 0

@@ -602,3 +602,33 @@ def test_only_who_may_see_the_photo_gets_its_preview(outsider, supervisor, clien
                                        status=404).json
     assert client.get(path, status="*").status_int in (401, 404)
     assert Image.open(io.BytesIO(supervisor.get(path, status=200).body)).size == (1, 1)
+
+
+# --- a full disk ---------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(registry, tmp_path, monkeypatch):
+    """The local store on a 64 KiB file system of its own (tmpfs, mounted
+    for the test), so a larger upload really meets ENOSPC."""
+    import shutil
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs is not permitted here")
+    monkeypatch.setattr(registry["attachments.storage"], "directory", mount / "uploads")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_answers_507_in_words_a_person_understands(reporter, number, full_disk):
+    """Issue 35: a full disk answered 500 "Internal server error"."""
+    big = samples.PDF + b"%" + b"0" * 200_000
+    response = upload(reporter, number, "scan.pdf", big, "application/pdf", status="*")
+    assert_error(response, 507)
+    assert "no room left" in response.json["error"] and "administrator" in response.json["error"]
+    assert detail_attachments(reporter, number) == []
+    assert list((full_disk / "uploads").iterdir()) == []  # the partial file is gone too
