@@ -125,8 +125,9 @@ def list_comments(context: IncidentContext, request: Request) -> list[dict]:
 
 @view_config(route_name="incident.comments", request_method="POST", renderer="json",
              permission=Permission.comment_incident, body=CommentSchema,
-             responses=(201,))
+             responses=(200, 201))
 def add_comment(context: IncidentContext, request: Request) -> dict:
-    comment = add_comment_to(request, context.incident, request.validated["body"])
-    request.response.status = 201
+    comment, created = add_comment_to(request, context.incident, request.validated["body"],
+                                      request.validated.get("clientId"))
+    request.response.status = 201 if created else 200
     return comment_json(comment, user_names(request, {comment.author_id}))
