@@ -52,6 +52,7 @@ from ehs_core.db import mark_written, utcnow
 from ehs_core.directives import register_once
 from ehs_core.events import after_commit
 from ehs_core.jobs.models import DONE, FAILED, PENDING, JobRunnerBeat, OutboxJob
+from ehs_core.metrics import job_finished
 from ehs_core.requestlog import current_request_id
 
 log = logging.getLogger(__name__)
@@ -225,12 +226,14 @@ class Runner:
                 args = json.loads(claimed.payload)
                 job.func(self.registry, *args)
             except Exception as exc:
-                self._failed(claimed, job, exc)
+                outcome = self._failed(claimed, job, exc)
+                job_finished(claimed.job, outcome)
                 return False
             with self.session() as dbsession, dbsession.begin():
                 dbsession.execute(update(_T).where(_T.c.id == claimed.id).values(
                     status=DONE, finished_at=utcnow(), claimed_until=None, last_error=None,
                     **self._redacted(job, args)))
+            job_finished(claimed.job, "done")
             return True
         finally:
             current_request_id.reset(token)
@@ -241,7 +244,8 @@ class Runner:
             return {}
         return {"payload": json.dumps(job.redact(args), separators=(",", ":"))}
 
-    def _failed(self, claimed: Claimed, job: Job | None, exc: Exception) -> None:
+    def _failed(self, claimed: Claimed, job: Job | None, exc: Exception) -> str:
+        """Record a failure: "failed" for good, or "retry"."""
         error = (str(exc) if isinstance(exc, Permanent) else f"{exc.__class__.__name__}: {exc}")[:1000]
         final = job is None or isinstance(exc, Permanent) or claimed.attempts > job.retries
         now = utcnow()
@@ -261,6 +265,7 @@ class Runner:
                             claimed.attempts, delay.total_seconds(), error)
                 dbsession.execute(update(_T).where(_T.c.id == claimed.id).values(
                     due_at=now + delay, claimed_until=None, last_error=error))
+        return "failed" if final else "retry"
 
     def run_due(self, stop: threading.Event | None = None, limit: int | None = None) -> int:
         """Run due jobs one at a time until none is due (or `stop` is set,
