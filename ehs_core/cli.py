@@ -1,5 +1,6 @@
-"""The `ehs` command: migrate, worker, digest, plugins, seed, storage-move. Each bootstraps
-the application through the same `configure()` as the web server."""
+"""The `ehs` command: migrate, worker, digest, plugins, seed, storage-move,
+backup, restore. Each bootstraps the application through the same
+`configure()` as the web server."""
 
 from __future__ import annotations
 
@@ -174,6 +175,33 @@ def cmd_storage_move(args: argparse.Namespace) -> int:
     return 1 if report.missing else 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from ehs_core.backup import BackupError, backup
+
+    registry = _bootstrap(args.config)
+    try:
+        manifest = backup(registry, args.directory)
+    except BackupError as exc:
+        print(f"ehs backup: {exc}", file=sys.stderr)
+        return 1
+    rows = ", ".join(f"{count} {table}" for table, count in manifest["rows"].items())
+    print(f"backup written to {args.directory} ({manifest['database']}; {rows})")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from ehs_core.backup import BackupError, restore
+
+    registry = _bootstrap(args.config)
+    try:
+        manifest = restore(registry, args.directory)
+    except BackupError as exc:
+        print(f"ehs restore: {exc}", file=sys.stderr)
+        return 1
+    print(f"restored the backup of {manifest['createdAt']}; now run ehs migrate if the code is newer")
+    return 0
+
+
 def _seed_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--incidents", type=int, required=True, help="number of incidents to write")
     command.add_argument("--years", type=float, default=3,
@@ -195,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         ("plugins", cmd_plugins, "list discovered plugins and which are enabled"),
         ("seed", cmd_seed, "write realistic synthetic data (users, sites, incidents, history)"),
         ("storage-move", cmd_storage_move, "copy attachment files from ehs.storage to another store"),
+        ("backup", cmd_backup, "write the database and the attachment files to a new folder"),
+        ("restore", cmd_restore, "restore a backup into an empty database and upload folder"),
     ):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="path to the ini file")
@@ -203,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--workers", type=int, default=2)
         if name == "seed":
             _seed_arguments(command)
+        if name in ("backup", "restore"):
+            command.add_argument("directory", help="the backup's folder")
         if name == "storage-move":
             command.add_argument("--to", required=True, metavar="STORE",
                                  help="local, database or s3://bucket[/prefix]")
