@@ -632,3 +632,32 @@ def test_a_full_disk_answers_507_in_words_a_person_understands(reporter, number,
     assert "no room left" in response.json["error"] and "administrator" in response.json["error"]
     assert detail_attachments(reporter, number) == []
     assert list((full_disk / "uploads").iterdir()) == []  # the partial file is gone too
+
+
+# --- orphan files ---------------------------------------------------------------
+
+
+def test_the_daily_sweep_removes_files_no_attachment_holds_once_a_day_old(reporter, number, registry,
+                                                                          dbsession):
+    """Issue 35: a worker killed between writing a file and committing left
+    an orphan nothing removed."""
+    import time
+
+    from ehs_core.attachments.models import Attachment
+    from ehs_core.attachments.sweep import SWEEP_JOB, sweep_orphans
+
+    kept = upload(reporter, number, "leak.png", samples.PNG, "image/png").json
+    folder = Path(registry["attachments.storage"].directory)
+    orphan, young, partial = folder / ("0" * 32), folder / ("1" * 32), folder / ".abc.partial"
+    for path in (orphan, young, partial):
+        path.write_bytes(b"left behind")
+    two_days_ago = time.time() - 2 * 86400
+    held = folder / dbsession.get(Attachment, kept["id"]).storage_name
+    for path in (orphan, partial, held):
+        os.utime(path, (two_days_ago, two_days_ago))
+    assert sweep_orphans(registry) >= 2
+    assert not orphan.exists() and not partial.exists()
+    assert young.exists()  # an upload whose row may not be committed yet
+    young.unlink()
+    assert reporter.get(kept["url"]).body  # the attachment's own file stays
+    assert SWEEP_JOB in registry["periodic"]
