@@ -1,5 +1,6 @@
-"""The `ehs` command: migrate, worker, digest, plugins, seed, storage-move. Each bootstraps
-the application through the same `configure()` as the web server."""
+"""The `ehs` command: migrate, worker, digest, plugins, seed, storage-move,
+backup, restore. Each bootstraps the application through the same
+`configure()` as the web server."""
 
 from __future__ import annotations
 
@@ -29,15 +30,59 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    """Run the jobs of the outbox (`ehs_core.jobs`) in `--workers` threads,
+    woken through Redis when `ehs.huey_url` names one, else polling. On
+    SIGTERM or SIGINT (`systemctl stop`, a release's restart) each thread
+    finishes the job in hand, then the command exits: nothing is cut off
+    mid-send. A SIGKILL leaves the job in hand to be run again when its
+    lease ends (`ehs.job_lease`)."""
+    import signal
+    import threading
+
+    from ehs_core.jobs import POLL, Runner, redis_wait
+
+    stopping = threading.Event()
+    woken = [threading.Event() for _ in range(max(1, args.workers))]
+
+    def stop(signum: int, _frame: Any) -> None:
+        logging.getLogger(__name__).info("worker: signal %d, finishing the jobs in hand", signum)
+        stopping.set()
+        for event in woken:
+            event.set()
+
+    signal.signal(signal.SIGTERM, stop)  # before starting up: a stop then is a clean exit too
+    signal.signal(signal.SIGINT, stop)
     registry = _bootstrap(args.config)
-    huey = registry["huey"]
-    if not registry.settings.get("ehs.huey_url"):
-        print("ehs.huey_url is empty: jobs run inside the web process; "
-              "set EHS_HUEY_URL=redis://… to use a separate worker", file=sys.stderr)
-        return 2
-    consumer = huey.create_consumer(workers=args.workers, worker_type="thread",
-                                    periodic=True, check_worker_health=True)
-    consumer.run()
+    url = registry.settings.get("ehs.huey_url")
+
+    def work(index: int) -> None:
+        runner = Runner(registry)
+        while not stopping.is_set():
+            woken[index].clear()
+            try:
+                runner.beat()
+                if index == 0:
+                    runner.schedule_periodic()
+                runner.run_due(stopping)
+            except Exception:
+                logging.getLogger(__name__).exception("worker: job runner error")
+            woken[index].wait(POLL)
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"ehs-worker-{i}") for i in range(len(woken))]
+    for thread in threads:
+        thread.start()
+    wait = redis_wait(url) if url else None
+    print(f"ehs worker: {len(threads)} thread(s), "
+          + ("woken through Redis" if url else f"polling every {POLL}s (no ehs.huey_url)"), file=sys.stderr)
+    while not stopping.is_set():
+        if wait is not None:
+            if wait(POLL) and not stopping.is_set():
+                for event in woken:
+                    event.set()
+        else:
+            stopping.wait(POLL)
+    for thread in threads:
+        thread.join()
     return 0
 
 
@@ -45,18 +90,23 @@ def cmd_digest(args: argparse.Namespace) -> int:
     from ehs_core.actions.digest import send_digests
 
     registry = _bootstrap(args.config)
+    count = send_digests(registry)
     if registry.settings.get("ehs.huey_url"):
         # The worker delivers them, with retries, after this command exits.
-        print(f"{send_digests(registry)} digest(s) queued for the worker")
-        return 0
-    # In-process jobs would die with this process: deliver before exiting, so
-    # the count printed is what reached SMTP; a mail not taken is recorded
-    # as failed (admins see it in GET /api/health).
-    from ehs_core.mail import deliver
+        from ehs_core.jobs import wake
 
+        wake(registry)
+        print(f"{count} digest(s) queued for the worker")
+        return 0
+    # No worker: deliver what is due now before exiting, so the count
+    # printed is what reached SMTP; what failed stays queued for the web
+    # process's runner to retry (admins see lost mail in GET /api/health).
+    from ehs_core.jobs import Runner
+
+    runner = Runner(registry)
     results: list[bool] = []
-    count = send_digests(
-        registry, lambda message: results.append(deliver(registry, message, last_attempt=True)))
+    while (claimed := runner.claim()) is not None:
+        results.append(runner.run(claimed))
     failed = results.count(False)
     print(f"{count - failed} digest(s) sent" + (f", {failed} not delivered" if failed else ""))
     return 1 if failed else 0
@@ -125,6 +175,33 @@ def cmd_storage_move(args: argparse.Namespace) -> int:
     return 1 if report.missing else 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from ehs_core.backup import BackupError, backup
+
+    registry = _bootstrap(args.config)
+    try:
+        manifest = backup(registry, args.directory)
+    except BackupError as exc:
+        print(f"ehs backup: {exc}", file=sys.stderr)
+        return 1
+    rows = ", ".join(f"{count} {table}" for table, count in manifest["rows"].items())
+    print(f"backup written to {args.directory} ({manifest['database']}; {rows})")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from ehs_core.backup import BackupError, restore
+
+    registry = _bootstrap(args.config)
+    try:
+        manifest = restore(registry, args.directory)
+    except BackupError as exc:
+        print(f"ehs restore: {exc}", file=sys.stderr)
+        return 1
+    print(f"restored the backup of {manifest['createdAt']}; now run ehs migrate if the code is newer")
+    return 0
+
+
 def _seed_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--incidents", type=int, required=True, help="number of incidents to write")
     command.add_argument("--years", type=float, default=3,
@@ -141,11 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, text in (
         ("migrate", cmd_migrate, "bring the core's and enabled plugins' schema to head"),
-        ("worker", cmd_worker, "run the background-job consumer (with periodic jobs)"),
+        ("worker", cmd_worker, "run the queued jobs and mail, and the periodic jobs"),
         ("digest", cmd_digest, "send the daily action digest now"),
         ("plugins", cmd_plugins, "list discovered plugins and which are enabled"),
         ("seed", cmd_seed, "write realistic synthetic data (users, sites, incidents, history)"),
         ("storage-move", cmd_storage_move, "copy attachment files from ehs.storage to another store"),
+        ("backup", cmd_backup, "write the database and the attachment files to a new folder"),
+        ("restore", cmd_restore, "restore a backup into an empty database and upload folder"),
     ):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="path to the ini file")
@@ -154,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--workers", type=int, default=2)
         if name == "seed":
             _seed_arguments(command)
+        if name in ("backup", "restore"):
+            command.add_argument("directory", help="the backup's folder")
         if name == "storage-move":
             command.add_argument("--to", required=True, metavar="STORE",
                                  help="local, database or s3://bucket[/prefix]")

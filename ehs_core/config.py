@@ -33,6 +33,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.ui.first_steps")  # add_first_step: the admin's first hour, on home
     config.include("ehs_core.auth")  # sessions, setup, sign-in, origin check
     config.include("ehs_core.health")  # liveness, readiness
+    config.include("ehs_core.metrics")  # GET /metrics (Prometheus)
     config.include("ehs_core.users")
     config.include("ehs_core.sites")
     config.include("ehs_core.incidents")  # add_incident_section, add_incident_filter

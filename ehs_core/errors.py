@@ -25,7 +25,8 @@ from pyramid.httpexceptions import HTTPException, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import exception_view_config, forbidden_view_config, notfound_view_config
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 log = logging.getLogger(__name__)
 
@@ -227,15 +228,61 @@ def server_error(exc: Exception, request: Request) -> Response:
     return error_response(request, 500, "Internal server error")
 
 
+# Seconds a client is asked to wait while the database cannot be reached.
+RETRY_AFTER_OUTAGE = "5"
+
+
+def database_unreachable(exc: BaseException) -> bool:
+    """The database cannot serve now (refused or dropped connection, a
+    server shutting down, a full pool, SQLite locked): a 503 the client
+    may retry (RFC 9110 15.6.4), not a 500."""
+    if isinstance(exc, PoolTimeout):
+        return True
+    return isinstance(exc, DBAPIError) and (
+        exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError))
+
+
+def log_unreachable(exc: BaseException, method: str, path: str) -> None:
+    """One line per failed request, no traceback: an outage of a minute
+    wrote 9 MB of tracebacks (issue 35)."""
+    cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    log.error("database unreachable on %s %s: %s: %s", method, path, cause.__class__.__name__,
+              " ".join(str(cause).split())[:200])
+
+
 @exception_view_config(DBAPIError, retryable_error=False)
-def database_error(exc: DBAPIError, request: Request) -> Response:
-    if exc.connection_invalidated:
-        # The connection died after the work was done (during commit or
-        # clean-up); the next request gets a fresh one.
-        log.error("database connection lost on %s %s", request.method, request.path_info)
-        return error_response(request, 503, "The database connection was lost; please try again",
-                              headers={"Retry-After": "1"})
+@exception_view_config(PoolTimeout)
+def database_error(exc: Exception, request: Request) -> Response:
+    if database_unreachable(exc):
+        # A connection that died after the work was done (during commit or
+        # clean-up) or could not be made at all: the next request may well
+        # succeed.
+        log_unreachable(exc, request.method, request.path_info)
+        return error_response(request, 503, "The service cannot reach its database; please try again "
+                              "in a moment", headers={"Retry-After": RETRY_AFTER_OUTAGE})
     return server_error(exc, request)
+
+
+def page_database_error(exc: Exception, request: Request) -> Response:
+    """The same for a page: a person's browser gets the error page, not JSON."""
+    if not database_unreachable(exc):
+        from ehs_core.ui.errors import page_server_error
+
+        return page_server_error(exc, request)
+    from ehs_core.security import IDENTITY
+    from ehs_core.ui.errors import error_page
+
+    log_unreachable(exc, request.method, request.path_info)
+    # Without the database nobody can be recognised: the page is the one a
+    # signed-out visitor gets (the security policy's cached answer, which
+    # the layout reads, set to "nobody" so it asks the database no more).
+    request.environ[IDENTITY] = None
+    translate = request.localizer.translate
+    response = error_page(request, 503, translate("Temporarily unavailable"),
+                          translate("The service cannot reach its database just now. Nothing you sent "
+                                    "was saved; please try again in a moment."))
+    response.headers["Retry-After"] = RETRY_AFTER_OUTAGE
+    return response
 
 
 @exception_view_config(Exception, retryable_error=True,
@@ -259,9 +306,16 @@ class LastResortErrors:
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         try:
             return self.app(environ, start_response)
-        except Exception:
-            log.exception("unhandled error outside the request's views: %s %s",
-                          environ.get("REQUEST_METHOD"), environ.get("PATH_INFO"))
+        except Exception as exc:
+            method, path = environ.get("REQUEST_METHOD"), environ.get("PATH_INFO")
+            if database_unreachable(exc):  # a commit or clean-up that lost the database
+                log_unreachable(exc, str(method), str(path))
+                body = b'{"error": "The service cannot reach its database; please try again in a moment"}'
+                start_response("503 Service Unavailable", [
+                    ("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                    ("Retry-After", RETRY_AFTER_OUTAGE)], sys.exc_info())
+                return [body]
+            log.exception("unhandled error outside the request's views: %s %s", method, path)
             body = b'{"error": "Internal server error"}'
             start_response("500 Internal Server Error", [("Content-Type", "application/json"),
                                                          ("Content-Length", str(len(body)))],
@@ -271,3 +325,8 @@ class LastResortErrors:
 
 def includeme(config: Configurator) -> None:
     config.scan(__name__)
+    # Pages (everything outside /api and /static, as `ui.errors`): more
+    # predicates than the JSON view above, so these win for pages.
+    for context in (DBAPIError, PoolTimeout):
+        config.add_exception_view(page_database_error, context=context, path_info=r"^/(?!api(/|$)|static/)",
+                                  retryable_error=False)

@@ -103,9 +103,7 @@ def before_commit(request: Request, callback: Callable[[], None]) -> None:
     """Run `callback` at the end of the request's transaction, just before it
     commits, for listeners that need what the operation completes last.
     Whatever it queues with `after_commit` still runs only if the commit
-    succeeds. (A new incident's number is not known yet there: it is taken
-    by the last statement or, on PostgreSQL, by COMMIT itself; see
-    `incidents.filing.number_last` and the twin `AfterIncidentCreated`.)"""
+    succeeds."""
     # Safe requests read outside pyramid_tm (no transaction to commit): their
     # callbacks run when the request ends. An object without a WSGI environ
     # (a job's or a script's request) has its transaction manager.
@@ -206,10 +204,8 @@ class AfterIncidentCreated(AfterCommit):
 @dataclass(eq=False)
 class IncidentCreated(Event):
     """A report was stored (incidents.filing.file_incident, through the API
-    and through a kiosk link alike). Fired when the row exists but before it
-    is numbered: the number is taken last, by the last statement before
-    commit or by COMMIT itself (see incidents.filing.number_last); listeners
-    that need it read it in the twin or an `after_commit` hook. `changes`:
+    and through a kiosk link alike). Fired when the row exists and has its
+    number, in the filing transaction (see incidents.numbering). `changes`:
     the filed fields as {field: {old: None, new}}."""
 
     after = AfterIncidentCreated

@@ -173,12 +173,15 @@ def _operation(route_name: str, path_params: tuple[str, list], view: Any, regist
         operation["requestBody"] = {"required": True, "content": {
             "application/json": {"schema": node_schema(s.schema_of(body, registry))}}}
     elif multipart:
+        # Kinds: "file", "files" (optional), "json", "uuid" (an optional
+        # idempotency key, `clientId`).
         props = {name: ({"type": "string", "contentMediaType": "application/octet-stream"} if kind == "file"
                         else {"type": "array", "items": {"type": "string",
                                                          "contentMediaType": "application/octet-stream"}}
-                        if kind == "files" else {"type": "string", "contentMediaType": "application/json"})
+                        if kind == "files" else {"type": "string", "format": "uuid"} if kind == "uuid"
+                        else {"type": "string", "contentMediaType": "application/json"})
                  for name, kind in multipart.items()}
-        required = [name for name, kind in multipart.items() if kind != "files"]
+        required = [name for name, kind in multipart.items() if kind not in ("files", "uuid")]
         operation["requestBody"] = {"required": True, "content": {"multipart/form-data": {"schema": {
             "type": "object", "properties": props, "required": required}}}}
     for status in view.get("responses") or (200,):

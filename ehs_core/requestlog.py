@@ -1,17 +1,28 @@
-"""A request id on every request and every log line.
+"""A request id on every request and every log line, and one access-log
+line per request.
 
 The id comes from a trusted proxy's `X-Request-Id` (when well formed) or is
 made here; it is echoed in the response and attached to every log record
-written while the request runs, so one request's lines can be found
-together in the structured (JSON) logs of production.ini.
+written while the request runs (and to the jobs and mail it queues, which
+log under it when they run: `ehs_core.jobs`), so one request's lines can be
+found together in the structured (JSON) logs of production.ini.
+
+The access log (logger `ehs.access`) writes method, route, status,
+duration, request id and user id: the route's pattern, never the path or
+query string a person sent, which may hold the single-use token of an
+invitation, reset or sign-in link or a kiosk link's secret (ASVS 4.0
+V7.1.1: no session tokens or secrets in logs; issue 35: gunicorn's access
+log wrote them in full). Times are UTC with their offset.
 """
 
 from __future__ import annotations
 
 import contextvars
+import datetime as dt
 import logging
 import os
 import re
+import time
 from collections.abc import Callable
 
 from pyramid.config import Configurator
@@ -36,16 +47,24 @@ def new_request_id() -> str:
     return f"{value:032x}"
 
 
+access_log = logging.getLogger("ehs.access")
+
+
 def request_id_tween_factory(handler: Callable[[Request], Response], registry: Registry) -> Callable:
     def tween(request: Request) -> Response:
+        started = time.perf_counter()
         # The header read from the environ: `request.headers` builds a view of it.
         given = request.environ.get(ENVIRON_KEY)
         request_id = given if given is not None and WELL_FORMED.match(given) else new_request_id()
         request.request_id = request_id
         token = current_request_id.set(request_id)
+        status = 500
         try:
             response = handler(request)
+            status = response.status_int
         finally:
+            if access_log.isEnabledFor(logging.INFO):
+                log_access(request, status, time.perf_counter() - started)
             current_request_id.reset(token)
         response.headers[HEADER] = request_id
         return response
@@ -53,10 +72,34 @@ def request_id_tween_factory(handler: Callable[[Request], Response], registry: R
     return tween
 
 
+def log_access(request: Request, status: int, seconds: float) -> None:
+    """One line for the request: no path or query string as sent (see the
+    module's docstring), the user only when the request already knew it."""
+    from ehs_core.security import IDENTITY
+
+    route = request.matched_route
+    # The identity the request worked out, if it did (the security policy
+    # keeps it there); asking for it now would cost a lookup.
+    identity = request.environ.get(IDENTITY)
+    user_id = getattr(identity, "user_id", None) if identity is not None else None
+    access_log.info("%s %s %d", request.method, route.pattern if route is not None else "-", status,
+                    extra={"http": {"method": request.method,
+                                    "route": route.name if route is not None else None,
+                                    "pattern": route.pattern if route is not None else None,
+                                    "status": status},
+                           "duration_ms": round(seconds * 1000, 1), "user_id": user_id})
+
+
 def _with_request_id(record: logging.LogRecord) -> logging.LogRecord:
     if not hasattr(record, "request_id"):
         record.request_id = current_request_id.get()
     return record
+
+
+def utc_time(record: logging.LogRecord) -> str:
+    """The record's time in UTC with its offset (RFC 3339), whatever the
+    host's zone: lines from several hosts sort and compare as written."""
+    return dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds")
 
 
 class TextFormatter(logging.Formatter):
@@ -66,12 +109,18 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return super().format(_with_request_id(record))
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return utc_time(record)
+
 
 class JSONFormatter(JsonFormatter):
     """One JSON object per line with the request id (production.ini)."""
 
     def format(self, record: logging.LogRecord) -> str:
         return super().format(_with_request_id(record))
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return utc_time(record)
 
 
 def includeme(config: Configurator) -> None:

@@ -94,6 +94,8 @@ def gunicorn(app: Any, global_conf: dict[str, Any], **local: Any) -> Any:
     for key in ("forwarded_allow_ips", "workers"):
         if global_conf.get(key):
             local[key] = global_conf[key]
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        local.setdefault("child_exit", "ehs_core.metrics.child_exit")  # GET /metrics sums live workers
     # gunicorn's own default for the setting, so both uses agree.
     trusted = local.get("forwarded_allow_ips") or os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
     return serve(ForwardedClient(app, trusted), global_conf, **local)

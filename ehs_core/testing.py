@@ -11,6 +11,7 @@ the core's and the plugins' tests share them instead of copying them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import threading
@@ -59,6 +60,10 @@ class Inbox:
         self.recipients: list[str] = []  # envelope recipients (RCPT TO), as the server saw them
         self.refused: set[str] = set()  # addresses answered "550 no such mailbox"
         self.lock = threading.Lock()
+        # Runs the jobs that have come due (retries) while a test waits for
+        # mail: the test kit's jobs run in the test's thread (`InlineRunner`).
+        self.run_due: Callable[[], None] = lambda: None
+        self.delay = 0.0  # seconds the server takes to answer DATA (a slow SMTP server)
 
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
                           rcpt_options: list[str]) -> str:
@@ -68,6 +73,8 @@ class Inbox:
         return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         with self.lock:
             self.messages.append(message_from_bytes(envelope.content))
             self.recipients.extend(envelope.rcpt_tos)
@@ -78,21 +85,24 @@ class Inbox:
             self.messages.clear()
             self.recipients.clear()
         self.refused.clear()
+        self.delay = 0.0
 
     def wait(self, count: int = 1, timeout: float = 10.0) -> list[Message]:
         """Wait until at least `count` messages arrived (mail goes out after
-        commit, from the job runner's thread)."""
+        commit, from the job runner)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
                 if len(self.messages) >= count:
                     return list(self.messages)
+            self.run_due()
             time.sleep(0.02)
         raise AssertionError(f"expected {count} message(s), got {len(self.messages)}")
 
     def settle(self, seconds: float = 0.3) -> list[Message]:
         """Give after-commit mail a moment, then return what arrived."""
         time.sleep(seconds)
+        self.run_due()
         with self.lock:
             return list(self.messages)
 
@@ -150,13 +160,11 @@ def smtp_server() -> Iterator[SMTPServer]:
 
 @pytest.fixture
 def inbox(smtp_server: SMTPServer, registry: Any) -> Iterator[Inbox]:
-    """The SMTP server's messages, starting empty: mail still on its way from
-    an earlier test is delivered first, and retries it left are dropped."""
-    runner = registry.get("job_runner")
-    if runner is not None:
-        runner.wait_idle()
-    registry["huey"].flush()
+    """The SMTP server's messages, starting empty (an earlier test's jobs
+    were rolled back with its transaction)."""
     smtp_server.inbox.clear()
+    runner = registry.get("job_runner")
+    smtp_server.inbox.run_due = runner.wait_idle if runner is not None else (lambda: None)
     yield smtp_server.inbox
     if smtp_server.controller is None:  # a test stopped it; restart for the next
         smtp_server.start()
@@ -230,7 +238,9 @@ def registry(app_settings: dict[str, Any], monkeypatch_session: pytest.MonkeyPat
     config = configure(dict(app_settings))
     upgrade(config.registry)
     config.registry["wsgi_app"] = config.make_wsgi_app()
-    runner = start_in_process_runner(config.registry, periodic=False)
+    # Jobs run in the thread of the request that queued them, after its
+    # commit, on the test's connection (`InlineRunner`); never the clock's.
+    runner = start_in_process_runner(config.registry, periodic=False, inline=True)
     yield config.registry
     if runner is not None:
         runner.stop()

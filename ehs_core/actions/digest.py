@@ -15,7 +15,7 @@ from sqlalchemy import or_, select
 from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.incidents.models import Incident
-from ehs_core.mail import DELIVER_JOB, render
+from ehs_core.mail import queue_mail, render
 from ehs_core.ui.rendering import day
 from ehs_core.users.models import User
 
@@ -29,13 +29,15 @@ def daily_schedule(registry: Registry) -> Callable[[dt.datetime], bool]:
     return due
 
 
-def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | None = None) -> int:
-    """Hand one digest per assignee to `send` (default: queue it for the
-    delivery job, with its retries); returns how many."""
+def send_digests(registry: Registry) -> int:
+    """Queue one digest per assignee (outbox rows written in one
+    transaction, each under the key of its day and assignee, so a digest
+    job run again after a crash, or `ehs digest` run the same day, mails
+    nobody twice); returns how many were queued."""
     on = today(registry)
     tomorrow = on + dt.timedelta(days=1)
     factory = registry["dbsession_factory"]
-    with factory() as dbsession:
+    with factory() as dbsession, dbsession.begin():
         rows = dbsession.execute(
             select(CorrectiveAction, Incident, User)
             .join(Incident, Incident.id == CorrectiveAction.incident_id)
@@ -43,13 +45,17 @@ def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | Non
             .where(CorrectiveAction.status.in_(PENDING), User.active.is_(True),
                    or_(CorrectiveAction.due_date < on, CorrectiveAction.due_date == tomorrow))
             .order_by(User.id, CorrectiveAction.due_date, CorrectiveAction.id)).all()
+        queued = _queue(registry, dbsession, rows, on)
+    return queued
+
+
+def _queue(registry: Registry, dbsession: Any, rows: list[Any], on: dt.date) -> int:
     per_user: dict[int, list] = defaultdict(list)
     users = {}
     for action, incident, user in rows:
         per_user[user.id].append((action, incident))
         users[user.id] = user
     public_url = registry.settings["ehs.public_url"]
-    send = send or registry["jobs"][DELIVER_JOB]
     for user_id, items in per_user.items():
         lines = "\n".join(
             f"- {incident.reference}: {action.title} (due {day(action.due_date)}"
@@ -60,5 +66,5 @@ def send_digests(registry: Registry, send: Callable[[dict[str, str]], Any] | Non
                  "incident_url": f"{public_url}/incidents/{incident.number}"} for action, incident in items]
         message = render(registry, "action_digest", name=users[user_id].name, count=len(items),
                          lines=lines, items=rows, public_url=public_url)
-        send({"to": users[user_id].email, **message})
+        queue_mail(dbsession, registry, users[user_id].email, message, key=f"digest:{on}:{user_id}")
     return len(per_user)

@@ -61,3 +61,8 @@ def includeme(config: Configurator) -> None:
     config.add_incident_section("attachments", column=attachments_column, decode=attachments_section,
                                 detail_only=True, fresh=list)
     config.scan(".views")
+    from huey import crontab
+
+    from ehs_core.attachments.sweep import SWEEP_JOB, sweep_orphans
+
+    config.add_periodic_job(SWEEP_JOB, sweep_orphans, crontab(minute="41", hour="3"))  # daily

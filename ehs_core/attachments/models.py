@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import ForeignKey, Integer, LargeBinary, String
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
@@ -10,6 +10,7 @@ from ehs_core.db import Base, UTCDateTime, utcnow
 
 class Attachment(Base):
     __tablename__ = "attachments"
+    __table_args__ = (Index("uq_attachments_incident_id_client_id", "incident_id", "client_id", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
@@ -23,6 +24,9 @@ class Attachment(Base):
     # Set when the file is evidence that a corrective action was done.
     action_id: Mapped[int | None] = mapped_column(ForeignKey("corrective_actions.id"), nullable=True,
                                                   index=True)
+    # The uploader's idempotency key (a UUID): the same file sent again
+    # after a dropped connection is stored once (migration 0021).
+    client_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class AttachmentChunk(Base):

@@ -16,6 +16,7 @@ without a row nor a row without bytes.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -33,8 +34,9 @@ from ehs_core.attachments.decoding import RETRY_AFTER_SECONDS, Busy, TooManyPixe
 from ehs_core.attachments.metadata import UnreadablePhoto, strip_metadata
 from ehs_core.attachments.models import Attachment
 from ehs_core.db import utcnow
-from ehs_core.errors import DomainError
+from ehs_core.errors import Conflict, DomainError
 from ehs_core.events import AttachmentAdded, AttachmentRemoved, actor, publish
+from ehs_core.idempotency import stored_under
 from ehs_core.incidents.models import Incident
 
 MAX_PER_INCIDENT = 20
@@ -179,7 +181,15 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
         raise Refused(503, exc.message, {"Retry-After": str(RETRY_AFTER_SECONDS)}) from None
     except UnreadablePhoto:
         raise Refused(415, "The photo could not be read") from None
-    storage_name, stored_size = store(request, source)
+    try:
+        storage_name, stored_size = store(request, source)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        log.error("no room to store an upload in %s: %s", storage_backend(request.registry).describe(), exc)
+        # RFC 4918 11.5, 507 Insufficient Storage: the server, not the file, is at fault.
+        raise Refused(507, "The server has no room left to keep this file, so nothing was saved. "
+                           "Please tell your administrator; try again once they have made room.") from None
     # An anonymous report keeps no name a phone or a person gave the file.
     name = None if incident.anonymous else upload.filename
     item = Attachment(incident_id=incident.id, filename=clean_filename(name, content_type),
@@ -190,6 +200,23 @@ def save_upload(request: Request, incident: Incident, upload: Any, uploader_id: 
     publish(request, AttachmentAdded(request, incident_id=incident.id, attachment=item,
                                      actor_id=uploader_id))
     return item
+
+
+def save_upload_once(request: Request, incident: Incident, upload: Any, uploader_id: int | None,
+                     client_id: str | None) -> tuple[Attachment, bool]:
+    """`save_upload`, recognising a retry: with a `client_id` already used
+    on this incident by the same uploader, the stored attachment comes back
+    (created False) and nothing is stored again; another uploader's use of
+    the key is a Conflict. Returns (attachment, created)."""
+    if client_id is not None:
+        existing = stored_under(request, Attachment, incident.id, client_id)
+        if existing is not None:
+            if existing.uploaded_by_id != uploader_id:
+                raise Conflict("This clientId was already used")
+            return existing, False
+    item = save_upload(request, incident, upload, uploader_id)
+    item.client_id = client_id
+    return item, True
 
 
 def remove_attachment(request: Request, item: Attachment) -> None:

@@ -4,6 +4,7 @@ operations live in `storage`."""
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 from urllib.parse import quote
 
@@ -21,7 +22,7 @@ from ehs_core.attachments.storage import (
     max_upload_bytes,
     open_stored,
     remove_attachment,
-    save_upload,
+    save_upload_once,
 )
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
@@ -51,7 +52,7 @@ def attachment_factory(request: Request) -> AttachmentContext:
 
 @view_config(route_name="incident.attachments", request_method="POST", renderer="json",
              permission=Permission.upload_attachment,
-             responses=(201,), multipart={"file": "file"})
+             responses=(200, 201), multipart={"file": "file", "clientId": "uuid"})
 def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
     limit = max_upload_bytes(request)
     if request.content_length and request.content_length > limit + 64 * 1024:
@@ -61,11 +62,22 @@ def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
     upload = request.POST.get("file")
     if upload is None or not hasattr(upload, "file"):
         raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
+    client_id = client_id_field(request.POST.get("clientId"))
     # Lock the incident: concurrent uploads must not exceed the per-incident limit.
     incident = request.dbsession.get(Incident, context.incident.id, with_for_update=True)
-    item = save_upload(request, incident, upload, request.identity.user_id)
-    request.response.status = 201
+    item, created = save_upload_once(request, incident, upload, request.identity.user_id, client_id)
+    request.response.status = 201 if created else 200
     return attachment_json(item)
+
+
+def client_id_field(raw: Any) -> str | None:
+    """The optional `clientId` form field: a UUID, or 400 naming it."""
+    if raw is None or raw == "":
+        return None
+    try:
+        return str(uuid.UUID(str(raw)))
+    except ValueError:
+        raise APIError(400, "Invalid request", [{"path": "clientId", "message": "Must be a UUID"}]) from None
 
 
 def content_disposition(kind: str, filename: str) -> str:

@@ -29,9 +29,9 @@ from sqlalchemy.orm import Session, make_transient_to_detached
 from ehs_core import audit
 from ehs_core.db import mark_written, utcnow
 from ehs_core.errors import Conflict, Invalid, Unprocessable
-from ehs_core.events import IncidentCreated, IncidentUpdated, actor, after_commit, before_commit, publish
+from ehs_core.events import IncidentCreated, IncidentUpdated, actor, publish
 from ehs_core.incidents.models import Incident
-from ehs_core.incidents.numbering import commits_for_real, give_number, number_after_commit, number_at_commit
+from ehs_core.incidents.numbering import give_number
 from ehs_core.sites.services import area_entry, site_entry
 
 log = logging.getLogger(__name__)
@@ -117,13 +117,12 @@ def user_filer(anonymous: bool, user_id: int | None) -> str:
 
 def file_incident(request: Request, data: dict[str, Any], organization_id: int,
                   reporter_id: int | None, filer: str | None = None) -> tuple[Incident, bool]:
-    """Store a report, not yet numbered; returns (incident, created). A
+    """Store and number a report; returns (incident, created). A
     report with a used clientId gives back the stored one (even if its site
     was archived since); answer it only after `check_replay` with the
     caller's own `filer` (default: the user's, see `user_filer`; a kiosk
-    link passes its own). The caller finishes with `number_incident` before
-    commit; anything it does in between (building the answer, storing files)
-    stays outside the organization's numbering lock. `reporter_id` is None
+    link passes its own). The report takes its number here, inside the
+    transaction that files it (`numbering`). `reporter_id` is None
     for a kiosk link; an anonymous report records no reporter whoever sends
     it."""
     dbsession = request.dbsession
@@ -153,12 +152,10 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
         if existing is None:
             raise RuntimeError("a report was not stored and no report holds its clientId")
         return existing, False
-    if commits_for_real(dbsession):
-        # Numbered by its COMMIT if the caller leaves it to that
-        # (`number_last`): read back first thing after commit, before the
-        # after-commit work (the event's twin, mail) that names it.
-        engine = request.registry["db.autocommit_engine"]
-        after_commit(request, lambda: number_after_commit(engine, incident))
+    # Numbered here, in the filing transaction, before anything names it:
+    # the event's listeners (audit, notices, tallies) and the answer see the
+    # number (see `numbering`).
+    number_incident(request, incident)
     created = audit.diff({}, {key: data.get(key) for key in (*FIELDS, "occurredAt", "anonymous")})
     # An anonymous report records no actor, here or anywhere: the event
     # carries the reporter (None) as the actor to the audit listener.
@@ -168,26 +165,13 @@ def file_incident(request: Request, data: dict[str, Any], organization_id: int,
 
 
 def number_incident(request: Request, incident: Incident) -> None:
-    """Give a filed report its number now (locking the counter until
-    commit), for a caller that must know it before commit (a page's
-    redirect, a kiosk's answer); else see `number_last`."""
+    """Give a filed report its number, locking the organization's counter
+    until commit; a report that has one keeps it (a caller that numbers
+    again after `file_incident` changes nothing)."""
+    if incident.number is not None:
+        return
     give_number(request.dbsession, incident)
     log.info("incident %s filed", incident.reference)
-
-
-def number_last(request: Request, incident: Incident) -> None:
-    """Give a filed report its number as late as can be: on PostgreSQL in
-    its COMMIT (`numbering.number_at_commit`), elsewhere as the last
-    statement before it, in a before-commit hook run after those registered
-    so far, such as the tallies the report moves (listeners of
-    `IncidentCreated`). The organization's counter row is locked from then
-    to the end of the commit; every report of the organization waits for
-    it, so nothing else (the answer, the tallies' work and round trips, a
-    notice's mail) is done while it is held. The number is known after
-    commit (`AfterIncidentCreated`, `after_commit` hooks)."""
-    if not number_at_commit(request.dbsession, incident):
-        before_commit(request, lambda: give_number(request.dbsession, incident))
-    after_commit(request, lambda: log.info("incident %s filed", incident.reference))
 
 
 def replay_allowed(incident: Incident, data: dict[str, Any]) -> bool:
@@ -250,12 +234,9 @@ def check_user_replay(request: Request, incident: Incident, data: dict[str, Any]
 def file_report(request: Request, data: dict[str, Any]) -> tuple[Incident, bool]:
     """A signed-in user's report from a page: filed and numbered at once, or
     — for a retry of the same clientId — the stored report (see
-    `check_user_replay`). Returns (incident, created). The JSON API files in
-    two steps instead, to build its answer outside the numbering lock."""
+    `check_user_replay`). Returns (incident, created)."""
     user = request.identity.account  # the identity row's columns: no ORM User to build
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         check_user_replay(request, incident, data)
-        return incident, False
-    number_incident(request, incident)
-    return incident, True
+    return incident, created

@@ -151,6 +151,7 @@ def reference(number: int) -> str:
 
 class Comment(Base):
     __tablename__ = "comments"
+    __table_args__ = (Index("uq_comments_incident_id_client_id", "incident_id", "client_id", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
@@ -159,3 +160,6 @@ class Comment(Base):
     # Set when the comment is the note of a workflow transition.
     transition_to: Mapped[str | None] = mapped_column(String(20), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The sender's idempotency key (a UUID): the same comment sent again
+    # after a dropped connection is stored once (migration 0021).
+    client_id: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -1,8 +1,8 @@
 """Notice of serious reports: a high or critical incident is mailed to every
-active safety manager and admin, and to the supervisors of its site (after
-commit, like all mail). The mail
-names the report's number, taken last before commit
-(`filing.number_last`): it is written once the report is committed."""
+active safety manager and admin, and to the supervisors of its site
+(queued in the filing transaction, sent by the job runners, like all mail).
+The mail names the report's number, taken when the report is filed
+(`filing.file_incident`), in the same transaction."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pyramid.events import subscriber
 from pyramid.request import Request
 from sqlalchemy import and_, or_, select
 
-from ehs_core.events import IncidentCreated, after_commit
+from ehs_core.events import IncidentCreated
 from ehs_core.incidents.models import Incident, Severity
 from ehs_core.mail import send_mail
 from ehs_core.mail.choices import wants
@@ -44,13 +44,10 @@ def send_serious_notice(request: Request, incident: Incident, raised_from: Sever
                   if user.role != Role.supervisor or wants(user, "site_serious")]
     site = site_entry(request, incident.site_id)
     how = f"was raised to {incident.severity} (filed as {raised_from})" if raised_from else "was reported"
-
-    def send() -> None:
-        # One message for all of them, rendered once.
-        send_mail(request, recipients, "incident_reported", reference=incident.reference,
-                  number=incident.number, title=incident.title, severity=incident.severity,
-                  type=incident.type.replace("_", " "), site=site["name"] if site else "", how=how,
-                  occurred=when(incident.occurred_at, site["timezone"] if site else None,
-                                registry=request.registry))
-
-    after_commit(request, send)
+    # One message for all of them, rendered once, queued in the transaction
+    # that files (or raises) the report: it goes if and only if that commits.
+    send_mail(request, recipients, "incident_reported", reference=incident.reference,
+              number=incident.number, title=incident.title, severity=incident.severity,
+              type=incident.type.replace("_", " "), site=site["name"] if site else "", how=how,
+              occurred=when(incident.occurred_at, site["timezone"] if site else None,
+                            registry=request.registry))

@@ -1,15 +1,19 @@
 """Gap-free incident numbers per organization (see IncidentCounter).
 
-Taking a number locks the organization's counter row until commit: that is
-what makes numbers gap-free (a rollback gives the number back) and it
-serialises every report of the organization. So a report is stored first,
-without its number, and takes the number as the last thing before commit
-(`take_number`); the lock then covers one UPDATE and the commit, not the
-whole request. Measured at 100,000 incidents (bench/README.md): creating
-was bound by this lock at about 70 reports per second while the number was
-taken first. On PostgreSQL a report filed through the API is numbered in
-its COMMIT by a deferred trigger (`number_at_commit`, migration
-0014_number_at_commit), so the lock covers no round trip to the worker.
+Taking a number locks the organization's counter row until commit (an
+`UPDATE … RETURNING` of the counter: PostgreSQL's row lock, SQLite's write
+lock taken at BEGIN IMMEDIATE): that is what makes numbers gap-free (a
+rollback gives the number back) and it serialises every report of the
+organization. There is one path, the same for every face, every database
+and the test suite: `filing.file_incident` stores the report and numbers it
+at once, inside the transaction that files it, so the answer, the audit
+entry and the notice (written to the outbox in that transaction) all carry
+the number, and no answer or mail is ever built without one (issue 35:
+numbering in COMMIT and reading the number back afterwards answered
+`"number": null` after a PostgreSQL restart). The lock then covers the rest
+of the filing transaction: a few milliseconds, far above the service's
+need (a few hundred reports a day per organization, bursts of a few a
+second).
 """
 
 from __future__ import annotations
@@ -86,55 +90,24 @@ NUMBER_REPORT = (update(_INCIDENTS).where(_INCIDENTS.c.id == bindparam("report_i
                  .returning(_INCIDENTS.c.number))
 
 
-# Incidents of a session numbered by PostgreSQL in its COMMIT (`number_at_commit`).
-AT_COMMIT = "ehs.numbered_at_commit"
-
-
 def commits_for_real(dbsession: Session) -> bool:
     """Whether the session's commit is PostgreSQL's COMMIT, which runs the
-    deferred numbering trigger (migration 0014_number_at_commit); not when
-    the session commits a savepoint of a transaction it joined (the test
+    deferred triggers (the queues' version, migration 0016); not when the
+    session commits a savepoint of a transaction it joined (the test
     suite's requests do), nor on SQLite, which has no such trigger."""
     bind = dbsession.get_bind()
     return (bind.dialect.name == "postgresql"
             and not dbsession.connection().in_nested_transaction())
 
 
-def number_at_commit(dbsession: Session, incident: Incident) -> bool:
-    """Leave a stored report's number to PostgreSQL's COMMIT (the deferred
-    trigger `incidents_number_at_commit`): the counter is then locked from
-    inside COMMIT to its end, and no round trip to the worker, no wait for
-    the worker's turn on a CPU, falls inside the lock. False where the
-    commit does not run the trigger (see `commits_for_real`): the caller
-    numbers the report itself. The number is read back after commit
-    (`number_after_commit`)."""
-    if not commits_for_real(dbsession):
-        return False
-    dbsession.info.setdefault(AT_COMMIT, set()).add(incident.id)
-    return True
-
-
-_NUMBER_OF = select(Incident.__table__.c.number).where(Incident.__table__.c.id == bindparam("id"))
-
-
-def number_after_commit(engine: Any, incident: Incident) -> None:
-    """Read back the number a report took in its COMMIT (one statement on a
-    connection of `engine`, outside any transaction's lock)."""
-    if incident.number is None:
-        with engine.connect() as connection:
-            number = connection.execute(_NUMBER_OF, {"id": incident.id}).scalar()
-        set_committed_value(incident, "number", number)
-
-
 @event.listens_for(Session, "before_commit")
 def _refuse_unnumbered(dbsession: Session, *_: Any) -> None:
     """An incident is stored without a number only for the moment between
-    filing and `take_number` in the same transaction (or, on PostgreSQL,
-    until its COMMIT numbers it: `number_at_commit`); committing it like
-    that would be a bug that loses the report's identity, so it fails instead."""
+    its INSERT and `give_number` in `filing.file_incident`; committing it
+    like that would be a bug that loses the report's identity, so it fails
+    instead."""
     if dbsession.in_nested_transaction():
         return  # a savepoint, not the commit
-    at_commit = dbsession.info.get(AT_COMMIT, ())
     for obj in (*dbsession.new, *dbsession.identity_map.values()):
-        if isinstance(obj, Incident) and obj.number is None and obj.id not in at_commit:
+        if isinstance(obj, Incident) and obj.number is None:
             raise RuntimeError(f"incident {obj.id} would be committed without a number")

@@ -405,14 +405,16 @@ def shared_fragment(request: Request, template: str, key: tuple[Any, ...], **val
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
     authors = shown_names(request, {c.author_id for c in items})
-    return {"comments": items,
+    return {"comments": items, "comment_client_id": str(uuid.uuid4()),
             "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
 
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
     """Comments and the history, read together."""
     said, history, names = comments_and_history(request, incident)
-    return {"comments": said, "comment_authors": names, "history": history}
+    # The comment form's idempotency key: sent twice, the comment is stored once.
+    return {"comments": said, "comment_authors": names, "history": history,
+            "comment_client_id": str(uuid.uuid4())}
 
 
 def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:
@@ -577,8 +579,8 @@ def edit(context: IncidentContext, request: Request) -> Any:
 def add_comment(context: IncidentContext, request: Request) -> Any:
     htmx = request.headers.get("HX-Request") == "true"
     try:
-        data = CommentSchema().deserialize(json_values(request.POST, {"body": TEXT}))
-        comments.add_comment(request, context.incident, data["body"])
+        data = CommentSchema().deserialize(json_values(request.POST, {"body": TEXT, "clientId": TEXT}))
+        comments.add_comment(request, context.incident, data["body"], data.get("clientId"))
         errors: dict[str, str] = {}
     except colander.Invalid as exc:
         request.response.status = 400 if not htmx else 200

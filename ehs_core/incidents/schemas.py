@@ -99,3 +99,6 @@ DATE_QUERY = field(Date(), missing=None, description="a calendar day YYYY-MM-DD,
 
 class CommentSchema(colander.MappingSchema):
     body = text(20000, min_length=1)
+    clientId = field(ClientId(nullable=True), missing=None,
+                     description="Idempotency key: the same comment sent again is stored once (200 "
+                                 "with the first)")

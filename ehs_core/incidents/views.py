@@ -11,10 +11,9 @@ from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 
-from ehs_core.events import after_commit
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
-from ehs_core.incidents.filing import check_user_replay, file_incident, number_last, update_incident
+from ehs_core.incidents.filing import check_user_replay, file_incident, update_incident
 from ehs_core.incidents.listing import COUNT_BOUND, list_page, list_schema
 from ehs_core.incidents.models import Comment, Incident
 from ehs_core.incidents.resources import IncidentContext
@@ -27,7 +26,6 @@ from ehs_core.incidents.serialize import (
     person,
     user_names,
 )
-from ehs_core.pipeline import json_content_type
 from ehs_core.security import Permission
 
 log = logging.getLogger(__name__)
@@ -42,21 +40,9 @@ def create(request: Request) -> Any:
     incident, created = file_incident(request, data, user.organization_id, user.id)
     if not created:
         return replay(request, incident, data)
-    # The answer is built now, its number taken as late as can be (by
-    # COMMIT on PostgreSQL: `number_last`) and written into it once
-    # committed: the numbering lock covers nothing else of the request.
-    body = incident_json(request, incident, detail=True, fresh=True)
-    number_last(request, incident)
-    response = request.response
-    response.status = 201
-    json_content_type(response)
-
-    def answer() -> None:
-        response.body = json.dumps(body | {"number": incident.number,
-                                           "reference": incident.reference}).encode()
-
-    after_commit(request, answer)
-    return response
+    # Numbered by `file_incident`, in this transaction: the answer carries it.
+    request.response.status = 201
+    return incident_json(request, incident, detail=True, fresh=True)
 
 
 def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:
@@ -139,8 +125,9 @@ def list_comments(context: IncidentContext, request: Request) -> list[dict]:
 
 @view_config(route_name="incident.comments", request_method="POST", renderer="json",
              permission=Permission.comment_incident, body=CommentSchema,
-             responses=(201,))
+             responses=(200, 201))
 def add_comment(context: IncidentContext, request: Request) -> dict:
-    comment = add_comment_to(request, context.incident, request.validated["body"])
-    request.response.status = 201
+    comment, created = add_comment_to(request, context.incident, request.validated["body"],
+                                      request.validated.get("clientId"))
+    request.response.status = 201 if created else 200
     return comment_json(comment, user_names(request, {comment.author_id}))

@@ -1,7 +1,10 @@
-"""Outgoing mail: rendered in the request from templates, delivered over SMTP
-by a job queued after commit. If the SMTP server is unreachable the job is
-retried with back-off and each failure is logged with the recipient; the
-request that caused the mail never fails because of it.
+"""Outgoing mail: rendered in the request from templates, written as a job
+row (`ehs_core.jobs`, the outbox) in the transaction of what caused it,
+and delivered over SMTP by the job runners. If the SMTP server is
+unreachable the job is retried with back-off and each failure is logged
+with the recipient; the request that caused the mail never fails because
+of it. Each mail's Message-ID is fixed when its row is written, so a mail
+sent again after a runner was killed mid-send is recognisable as the same.
 
 A mail that can never be delivered (the server refuses it with a 5xx answer,
 it cannot be built, or every retry failed) is not retried blindly: it is
@@ -29,16 +32,17 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from importlib.resources import files
 from typing import Any
+from urllib.parse import urlsplit
 
-from huey.signals import SIGNAL_ERROR
 from jinja2 import Environment, FunctionLoader, StrictUndefined, select_autoescape
 from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from ehs_core.directives import register_once
-from ehs_core.jobs import queue_job
+from ehs_core.jobs import Permanent, enqueue, queue_job
 from ehs_core.mail.models import FailedMail
 
 log = logging.getLogger(__name__)
@@ -109,7 +113,21 @@ def send_mail(request: Request, to: str | Iterable[str], template: str, /, **con
     context.setdefault("public_url", request.registry.settings["ehs.public_url"])
     message = render(request.registry, template, **context)
     for recipient in recipients:
-        queue_job(request, DELIVER_JOB, {"to": recipient, **message})
+        queue_job(request, DELIVER_JOB, addressed(request.registry, recipient, message))
+
+
+def addressed(registry: Registry, recipient: str, message: dict[str, str]) -> dict[str, str]:
+    """One recipient's mail, with the Message-ID it keeps through every
+    attempt (RFC 5322 3.6.4)."""
+    host = urlsplit(registry.settings.get("ehs.public_url", "")).hostname or "ehs.local"
+    return {"to": recipient, **message, "messageId": make_msgid(domain=host)}
+
+
+def queue_mail(dbsession: Session, registry: Registry, recipient: str, message: dict[str, str],
+               key: str | None = None) -> None:
+    """Queue a mail in `dbsession`'s transaction outside a request (a
+    periodic job's); `key` makes it once only (see `jobs.enqueue`)."""
+    enqueue(dbsession, DELIVER_JOB, addressed(registry, recipient, message), key=key)
 
 
 def build(settings: dict[str, Any], message: dict[str, str]) -> EmailMessage:
@@ -120,7 +138,7 @@ def build(settings: dict[str, Any], message: dict[str, str]) -> EmailMessage:
     email["To"] = header_safe(message["to"])
     email["Subject"] = header_safe(message["subject"])
     email["Date"] = formatdate(localtime=False)
-    email["Message-ID"] = make_msgid(domain="ehs.local")
+    email["Message-ID"] = message.get("messageId") or make_msgid(domain="ehs.local")
     email.set_content(message["body"])
     if message.get("html"):
         email.add_alternative(message["html"], subtype="html")
@@ -135,41 +153,44 @@ def refused_for_good(exc: Exception) -> bool:
     return isinstance(exc, smtplib.SMTPResponseException) and exc.smtp_code >= 500
 
 
-def record_failure(registry: Registry, message: dict[str, str], error: str, attempts: int = 1) -> None:
-    """Log and keep a mail that will not be delivered."""
+def record_failure(dbsession: Session, registry: Registry, args: list[Any], error: str,
+                   attempts: int) -> None:
+    """The delivery job's `on_failure`: keep a mail that will not be
+    delivered for admins (`failed_mail`), in the transaction that marks
+    its job failed."""
+    message = args[0] if args and isinstance(args[0], dict) else {}
     log.error("mail to %s failed for good after %d attempt(s) (%s): %s",
               message.get("to"), attempts, error, message.get("subject"))
-    try:
-        with registry["dbsession_factory"]() as dbsession:
-            dbsession.add(FailedMail(recipient=str(message.get("to", ""))[:320],
-                                     subject=header_safe(str(message.get("subject", ""))),
-                                     error=error[:1000], attempts=attempts))
-            dbsession.commit()
-    except Exception:
-        log.exception("could not record the failed mail to %s", message.get("to"))
+    dbsession.add(FailedMail(recipient=str(message.get("to", ""))[:320],
+                             subject=header_safe(str(message.get("subject", ""))),
+                             error=error[:1000], attempts=attempts))
 
 
-def deliver(registry: Registry, message: dict[str, str], *, last_attempt: bool = False) -> bool:
-    """Send one mail. Returns True when the SMTP server took it, False when
-    it failed for good (and was recorded); raises when a retry may help,
-    unless this is the `last_attempt`."""
+def deliver(registry: Registry, message: dict[str, str]) -> None:
+    """Send one mail. Raises `Permanent` when it can never be delivered
+    (it cannot be built, or the server refuses it with a 5xx answer), and
+    the error itself when a retry may help."""
     settings = registry.settings
     try:
         email = build(settings, message)
     except (ValueError, TypeError) as exc:
-        record_failure(registry, message, f"could not be built: {exc}")
-        return False
+        raise Permanent(f"could not be built: {exc}") from exc
     try:
         with smtplib.SMTP(settings["mail.host"], settings["mail.port"], timeout=15) as smtp:
             smtp.send_message(email)
     except (OSError, smtplib.SMTPException) as exc:
-        if refused_for_good(exc) or last_attempt:
-            record_failure(registry, message, f"{exc.__class__.__name__}: {exc}")
-            return False
+        if refused_for_good(exc):
+            raise Permanent(f"{exc.__class__.__name__}: {exc}") from exc
         log.warning("mail to %s not delivered (%s); will retry", message["to"], exc)
         raise
-    log.info("mail delivered to %s: %s", message["to"], message["subject"])
-    return True
+    log.info("mail delivered to %s: %s (%s)", message["to"], message["subject"], email["Message-ID"])
+
+
+def envelope(args: list[Any]) -> list[Any]:
+    """What a sent or failed mail's job row keeps: who, what and its
+    Message-ID, never the body (a sign-in link's token)."""
+    message = args[0] if args and isinstance(args[0], dict) else {}
+    return [{key: message[key] for key in ("to", "subject", "messageId") if key in message}]
 
 
 def failed_mail(dbsession: Any, limit: int = 20) -> dict[str, Any]:
@@ -182,21 +203,9 @@ def failed_mail(dbsession: Any, limit: int = 20) -> dict[str, Any]:
          "failedAt": row.failed_at.isoformat()} for row in latest]}
 
 
-def _retries_exhausted(registry: Registry) -> Any:
-    """huey signal handler: a delivery job that raised with no retry left is
-    failed for good (huey would drop it silently)."""
-    attempts = registry.settings["ehs.mail_retries"] + 1
-
-    def handler(signal: str, task: Any, exc: Exception | None = None) -> None:
-        if task.name == DELIVER_JOB and not task.retries and task.args:
-            record_failure(registry, task.args[0], f"{exc.__class__.__name__}: {exc}", attempts)
-
-    return handler
-
-
 def includeme(config: Configurator) -> None:
     config.add_directive("add_mail_template", add_mail_template)
     settings = config.get_settings()
     config.add_job(DELIVER_JOB, deliver, retries=settings["ehs.mail_retries"],
-                   retry_delay=settings["ehs.mail_retry_delay"], retry_backoff=2)
-    config.registry["huey"].signal(SIGNAL_ERROR)(_retries_exhausted(config.registry))
+                   retry_delay=settings["ehs.mail_retry_delay"], retry_backoff=2, on_failure=record_failure,
+                   redact=envelope)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from ehs_core.attachments.storage import Refused, max_upload_bytes, save_upload
 from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, TooMany, invalid
-from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id, number_incident
+from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id
 from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
@@ -146,8 +146,6 @@ def file_report(request: Request) -> dict[str, Any]:
             save_upload(request, incident, upload, uploader_id=None)
         except Refused as exc:
             failed.append({"name": (upload.filename or "")[:200], "error": exc.message})
-    # Numbered last: the files are stored outside the organization's numbering lock.
-    number_incident(request, incident)
     log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
     request.response.status = 201
     return {"reference": incident.reference, "failedFiles": failed}

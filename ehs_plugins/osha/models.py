@@ -211,3 +211,22 @@ class ItaSubmission(Base):
     requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class RemovedCase(Base):
+    """An injury case a safety manager removed from the log (`DELETE
+    /api/osha/cases/:id`): out of the log, the totals and the forms, but
+    kept whole, with who removed it and when, for the five years after the
+    end of its calendar year that 29 CFR 1904.33 says the records are kept
+    (issue 35: a case could be hard-deleted). Its audit entries stay on its
+    incident's trail as before."""
+
+    __tablename__ = "osha_removed_cases"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    case_id: Mapped[int] = mapped_column(Integer, index=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
+    # Every column of the case as it was, as JSON (dates and instants in ISO 8601).
+    data: Mapped[str] = mapped_column(Text)
+    removed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    removed_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from typing import Any, NamedTuple
 
 from pyramid.request import Request
@@ -22,7 +23,7 @@ from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha import dates, days
 from ehs_plugins.osha.cases import LoggedCase, recalculate
 from ehs_plugins.osha.events import CaseChanged
-from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.models import InjuryCase, RemovedCase
 from ehs_plugins.osha.recordability import MAX_DAYS, SpecialCase
 from ehs_plugins.osha.schemas import CASE_FIELDS
 from ehs_plugins.osha.trail import decision
@@ -248,7 +249,15 @@ def update_case(request: Request, case: InjuryCase, incident: Incident, data: di
 
 
 def delete_case(request: Request, case: InjuryCase, incident: Incident) -> None:
+    """Take a case off the log, the totals and the forms. It is never
+    destroyed: a copy of every column is kept in `osha_removed_cases`, with
+    who removed it and when, for the retention of 29 CFR 1904.33."""
     forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="deleted",
                                  before=decision(case), actor_id=actor(request)))
+    columns = {attr.key: getattr(case, attr.key) for attr in inspect(InjuryCase).column_attrs}
+    request.dbsession.add(RemovedCase(
+        case_id=case.id, incident_id=case.incident_id, removed_by_id=actor(request),
+        data=json.dumps(columns, default=lambda value: value.isoformat() if hasattr(value, "isoformat")
+                        else str(value), sort_keys=True)))
     request.dbsession.delete(case)

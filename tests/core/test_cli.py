@@ -114,13 +114,6 @@ def test_digest_runs_and_exits_cleanly(migrated, ini):
     assert done.returncode == 0, done.stderr
 
 
-def test_worker_without_a_shared_queue_refuses_with_a_clear_message(ini):
-    done = ehs("worker", ini)
-    assert done.returncode != 0
-    assert "EHS_HUEY_URL" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_a_wrong_setting_stops_the_command_naming_the_env_var(ini):
     done = ehs("migrate", ini, EHS_SMTP_PORT="70000")
     assert done.returncode != 0
@@ -177,3 +170,28 @@ def test_storage_move_refuses_an_unknown_store_by_name(ini):
                             capture_output=True, text=True, env=clean_environ(), timeout=120)
     assert result.returncode == 2
     assert "--to 'ftp://files'" in result.stderr
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not os.environ.get("EHS_TEST_POSTGRES_URL"), reason="needs EHS_TEST_POSTGRES_URL")
+@pytest.mark.parametrize("round_", range(2))
+def test_two_migrations_at_once_on_an_empty_database_both_succeed(ini, round_):
+    """Issue 35: two `ehs migrate` (or two auto-migrating starts) at once on
+    an empty PostgreSQL database: one crashed. Under the migration lock the
+    second waits, then finds nothing to do."""
+    from ehs_core.testing import postgres_database
+
+    with postgres_database("ehs_migrate") as url:
+        env = clean_environ(EHS_DATABASE_URL=url, EHS_PLUGINS="osha kiosk analytics")
+        both = [subprocess.Popen([str(EHS), "migrate", str(ini)], env=env, cwd=ini.parent, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        results = [(process.wait(120), *process.communicate()) for process in both]
+        assert [code for code, _, _ in results] == [0, 0], [err[-2000:] for _, _, err in results]
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as connection:
+                assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
+                found = set(sa.inspect(connection).get_table_names())
+        finally:
+            engine.dispose()
+        assert found >= CORE_TABLES | {"outbox_jobs", "alembic_version_analytics"}

@@ -9,12 +9,13 @@ import os
 import time
 
 import pytest
-from huey import MemoryHuey
 from pyramid.registry import Registry
 from sqlalchemy import text
+from sqlalchemy.orm import sessionmaker
 
-from ehs_core.db import make_engine
-from ehs_core.jobs import start_in_process_runner
+from ehs_core.db import Base, make_engine
+from ehs_core.jobs import Job, enqueue, start_in_process_runner, wake
+from ehs_core.jobs.models import JobRunnerBeat, OutboxJob
 
 PG = os.environ.get("EHS_TEST_POSTGRES_URL")
 
@@ -64,32 +65,38 @@ def test_a_forked_child_never_uses_its_parents_pooled_connection():
         engine.dispose()
 
 
-def test_a_forked_child_runs_the_jobs_it_queues_and_leaves_the_clocks_to_its_parent(tmp_path):
+def test_a_forked_child_runs_jobs_in_a_runner_of_its_own(tmp_path):
+    """The parent's runner thread does not survive a fork: the child gets
+    its own (which also writes the clock's rows: their unique keys keep
+    each period to one run), and runs the jobs written to the database."""
+    engine = make_engine({"sqlalchemy.url": f"sqlite:///{tmp_path / 'jobs.sqlite'}"})
+    Base.metadata.create_all(engine, tables=[OutboxJob.__table__, JobRunnerBeat.__table__])
     registry = Registry("fork-test")
-    registry.settings = {"ehs.huey_url": ""}
-    huey = registry["huey"] = MemoryHuey("fork-test", results=False, utc=True)
+    registry.settings = {"ehs.huey_url": "", "ehs.job_lease": 60}
+    registry["dbsession_factory"] = sessionmaker(bind=engine)
     done = tmp_path / "done"
-
-    @huey.task(name="note_pid")
-    def note_pid() -> None:
-        done.write_text(str(os.getpid()))
+    registry["jobs"] = {"note_pid": Job("note_pid", lambda reg: done.write_text(str(os.getpid())))}
+    registry["periodic"] = {}
 
     parents_runner = start_in_process_runner(registry)
     try:
         def queue_and_wait() -> bytes:
             runner = registry["job_runner"]
-            huey.enqueue(note_pid.s())
+            with registry["dbsession_factory"]() as dbsession, dbsession.begin():
+                enqueue(dbsession, "note_pid")
+            wake(registry)
             deadline = time.monotonic() + 10
             while not done.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            return f"{runner is not parents_runner} {runner.periodic} {runner.is_alive()}".encode()
+            return f"{runner is not parents_runner} {runner.is_alive()}".encode()
 
+        parents_runner.stop()  # only the child may run the job
+        parents_runner.join(5)
         code, answer = in_child(queue_and_wait)
         assert code == 0
-        assert answer == b"True False True"  # a runner of its own, without the clock's jobs
+        assert answer == b"True True"  # a runner of its own, alive
         assert done.exists() and int(done.read_text()) != os.getpid()  # run in the child
-        assert registry["job_runner"] is parents_runner and parents_runner.periodic
-        assert huey.pending_count() == 0  # the parent's queue was not touched
+        assert registry["job_runner"] is parents_runner
     finally:
         parents_runner.stop()
-        parents_runner.join(5)
+        engine.dispose()

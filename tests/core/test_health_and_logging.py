@@ -1,6 +1,9 @@
+import datetime as dt
 import json
 import logging
 
+from ehs_core.db import utcnow
+from ehs_core.jobs import enqueue
 from ehs_core.requestlog import JSONFormatter, current_request_id
 from ehs_core.servers import _with_port
 
@@ -18,19 +21,23 @@ def test_readiness_shows_each_dependency_to_admins_only(client, make_user, admin
     assert make_user("safety_manager").get("/api/health/ready").json == {"ok": True}
     body = admin.get("/api/health/ready").json
     assert body["ok"] is True
-    assert set(body["detail"]) == {"database", "jobs"}
+    assert set(body["detail"]) == {"database", "jobs", "mail"}
 
 
-def test_readiness_fails_when_the_job_queue_is_unreachable(client, admin, registry, monkeypatch):
-    def broken() -> int:
-        raise ConnectionError("redis down")
-
-    monkeypatch.setattr(registry["huey"], "pending_count", broken)
+def test_readiness_fails_when_mail_waits_longer_than_the_configured_age(client, admin, registry, dbsession):
+    """Issue 35: readiness stayed 200 with 753 jobs waiting. A mail waiting
+    past `ehs.ready_mail_age` (a runner that cannot keep up, an SMTP
+    server refusing for hours) turns it to 503."""
+    age = registry.settings["ehs.ready_mail_age"]
+    enqueue(dbsession, "mail.deliver", {"to": "x@acme.test", "subject": "s", "body": "b"},
+            due_at=utcnow() - dt.timedelta(seconds=age + 5))
+    dbsession.flush()
     # a probe learns that something is down, not what or why
-    assert client.get("/api/health/ready", status=503).json == {"ok": False}
-    response = admin.get("/api/health/ready", status=503)
-    assert response.json["detail"]["jobs"] == {"ok": False, "backend": "in-process",
-                                               "error": "ConnectionError"}
+    response = client.get("/api/health/ready", status=503)
+    assert response.json == {"ok": False} and response.headers["Retry-After"]
+    jobs = admin.get("/api/health/ready", status=503).json["detail"]["jobs"]
+    assert jobs["ok"] is False and jobs["runnerAlive"] is True and jobs["pending"] == 1
+    assert jobs["oldestAgeSeconds"] > age
     assert client.get("/api/health").json == {"ok": True}  # liveness is unaffected
 
 

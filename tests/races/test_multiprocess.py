@@ -220,6 +220,28 @@ def test_the_service_recovers_when_postgresql_drops_every_connection(server):
     assert after == [200] * 12
 
 
+def test_reports_filed_right_after_postgresql_drops_every_connection_all_have_a_number(server):
+    """Issue 35: after a PostgreSQL restart the first report of each worker
+    was answered 201 with `"number": null` (the number was given in COMMIT
+    and read back on another, dead, connection). Every connection of the
+    service killed, then 16 reports at once: every answer is a 201 with its
+    number, gap-free after the ones before, and none is a 500."""
+    before = server.request("GET", "/api/incidents?pageSize=1", cookie=server.admin)[1]["total"]
+    database = make_url(server.engine.url).database
+    with server.engine.connect() as conn:
+        killed = conn.execute(sa.text(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = :db AND pid <> pg_backend_pid()"), {"db": database}).scalar()
+    assert killed > 0
+    results = at_once(16, lambda i: server.request("POST", "/api/incidents",
+                                                   incident_body(server.site, severity="high"), server.admin))
+    assert [status for status, _, _ in results] == [201] * 16, (
+        [(status, body) for status, body, _ in results], server_errors(server))
+    numbers = sorted(body["number"] for _, body, _ in results)
+    assert numbers == list(range(before + 1, before + 17))
+    assert all(body["reference"] == f"INC-{body['number']:04d}" for _, body, _ in results)
+
+
 def test_an_upload_cut_off_mid_body_leaves_no_file_and_no_row(server, tmp_path):
     import socket
 

@@ -602,3 +602,62 @@ def test_only_who_may_see_the_photo_gets_its_preview(outsider, supervisor, clien
                                        status=404).json
     assert client.get(path, status="*").status_int in (401, 404)
     assert Image.open(io.BytesIO(supervisor.get(path, status=200).body)).size == (1, 1)
+
+
+# --- a full disk ---------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(registry, tmp_path, monkeypatch):
+    """The local store on a 64 KiB file system of its own (tmpfs, mounted
+    for the test), so a larger upload really meets ENOSPC."""
+    import shutil
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs is not permitted here")
+    monkeypatch.setattr(registry["attachments.storage"], "directory", mount / "uploads")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_answers_507_in_words_a_person_understands(reporter, number, full_disk):
+    """Issue 35: a full disk answered 500 "Internal server error"."""
+    big = samples.PDF + b"%" + b"0" * 200_000
+    response = upload(reporter, number, "scan.pdf", big, "application/pdf", status="*")
+    assert_error(response, 507)
+    assert "no room left" in response.json["error"] and "administrator" in response.json["error"]
+    assert detail_attachments(reporter, number) == []
+    assert list((full_disk / "uploads").iterdir()) == []  # the partial file is gone too
+
+
+# --- orphan files ---------------------------------------------------------------
+
+
+def test_the_daily_sweep_removes_files_no_attachment_holds_once_a_day_old(reporter, number, registry,
+                                                                          dbsession):
+    """Issue 35: a worker killed between writing a file and committing left
+    an orphan nothing removed."""
+    import time
+
+    from ehs_core.attachments.models import Attachment
+    from ehs_core.attachments.sweep import SWEEP_JOB, sweep_orphans
+
+    kept = upload(reporter, number, "leak.png", samples.PNG, "image/png").json
+    folder = Path(registry["attachments.storage"].directory)
+    orphan, young, partial = folder / ("0" * 32), folder / ("1" * 32), folder / ".abc.partial"
+    for path in (orphan, young, partial):
+        path.write_bytes(b"left behind")
+    two_days_ago = time.time() - 2 * 86400
+    held = folder / dbsession.get(Attachment, kept["id"]).storage_name
+    for path in (orphan, partial, held):
+        os.utime(path, (two_days_ago, two_days_ago))
+    assert sweep_orphans(registry) >= 2
+    assert not orphan.exists() and not partial.exists()
+    assert young.exists()  # an upload whose row may not be committed yet
+    young.unlink()
+    assert reporter.get(kept["url"]).body  # the attachment's own file stays
+    assert SWEEP_JOB in registry["periodic"]

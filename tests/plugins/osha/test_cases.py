@@ -454,6 +454,27 @@ def test_delete(manager: Any, incident: dict) -> None:
     assert manager.get(f"{INCIDENTS}/{incident['number']}").json["injuredCount"] == 1
 
 
+def test_a_deleted_case_is_kept_whole_off_the_log_for_the_retention_period(manager: Any, incident: dict,
+                                                                           dbsession: Any) -> None:
+    """29 CFR 1904.33: the records are kept five years. A removed case is
+    off the log and the forms, but every answer is kept, with who removed it
+    and when, and its trail stays (issue 35: a case could be hard-deleted)."""
+    import json
+
+    from ehs_plugins.osha.models import RemovedCase
+
+    case = new_case(manager, incident["number"], "Pat Doe", jobTitle="Welder")
+    trail_before = manager.get(f"{INCIDENTS}/{incident['number']}/timeline").json
+    manager.delete(f"{OSHA}/cases/{case['id']}", status=204)
+    assert cases_of(manager, incident["number"]) == []
+    [kept] = dbsession.query(RemovedCase).filter(RemovedCase.case_id == case["id"]).all()
+    data = json.loads(kept.data)
+    assert (data["name"], data["job_title"], data["id"]) == ("Pat Doe", "Welder", case["id"])
+    assert kept.removed_by_id == manager.get("/api/auth/me").json["user"]["id"] and kept.removed_at
+    trail_after = manager.get(f"{INCIDENTS}/{incident['number']}/timeline").json
+    assert all(entry in trail_after for entry in trail_before)
+
+
 @pytest.mark.parametrize(("method", "path", "body"), [
     ("GET", "/incidents/99999/cases", None),
     ("POST", "/incidents/99999/cases", {"name": "Jane Roe"}),
