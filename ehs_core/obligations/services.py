@@ -21,9 +21,11 @@ from sqlalchemy import Select, or_, select
 
 from ehs_core.db import utcnow
 from ehs_core.errors import Conflict, Forbidden, Invalid, NotFound
+from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.incidents.resources import reported_or_assigned, sees_everything
 from ehs_core.obligations import ObligationKind, kinds, kinds_for, waiver_role
+from ehs_core.obligations.events import ObligationClosed
 from ehs_core.obligations.models import Obligation, ObligationStatus
 from ehs_core.security import role_at_least
 from ehs_core.sites.models import Site
@@ -113,6 +115,18 @@ def withdraw(request: Request, kind: str, subject: str, organization_id: int, re
         obligation.note = reason
 
 
+def fulfil(request: Request, kind: str, subject: str, organization_id: int, done_at: dt.datetime,
+           note: str | None = None) -> None:
+    """The plugin's own records say it was done (a report's time entered on
+    the case): an open obligation is closed as done then, by the caller."""
+    obligation = find(request, kind, subject, organization_id)
+    if obligation is not None and obligation.status == ObligationStatus.open:
+        obligation.status = ObligationStatus.done
+        obligation.done_at = done_at
+        obligation.done_by_id = request.identity.user_id if request.identity is not None else None
+        obligation.note = note
+
+
 def visible(request: Request, stmt: Select) -> Select:
     """Narrow a statement on `Obligation` to what the caller may see."""
     identity = request.identity
@@ -200,6 +214,7 @@ def mark_done(request: Request, obligation_id: int, note: str | None = None,
     obligation.done_at = done_at or now
     obligation.done_by_id = request.identity.user_id
     obligation.note = note or None
+    publish(request, ObligationClosed(request, obligation=obligation, actor_id=actor(request)))
     return owed
 
 
@@ -216,4 +231,5 @@ def waive(request: Request, obligation_id: int, reason: str) -> Owed:
     obligation.done_at = utcnow()
     obligation.done_by_id = request.identity.user_id
     obligation.note = reason
+    publish(request, ObligationClosed(request, obligation=obligation, actor_id=actor(request)))
     return owed
