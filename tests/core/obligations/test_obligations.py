@@ -246,8 +246,13 @@ def test_the_home_queue_shows_what_is_owed_soonest_first_with_the_time_left(mana
     assert lines[1].startswith("Report to the authority") and "22 hours" in lines[1]
 
 
-def test_the_home_queue_is_not_shown_when_nothing_is_owed(as_user):
-    assert as_user("reporter").get("/").html.find(id="card-obligations") is None
+def test_the_home_queue_says_when_nothing_is_owed_and_is_not_shown_to_who_handles_nothing(
+        as_user, make_user):
+    card = as_user("reporter").get("/").html.find(id="card-obligations").parent
+    assert "Nothing is owed to a regulator now." in card.get_text()
+    assert card.find("a", string="What was done")["href"] == "/obligations?status=done"
+    # The session's application: a reporter handles no kind there (OSHA's is a safety manager's).
+    assert make_user("reporter").get("/").html.find(id="card-obligations") is None
 
 
 def test_marked_done_and_waived_on_the_page(manager, site):
