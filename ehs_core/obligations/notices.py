@@ -74,8 +74,9 @@ def send_notices(registry: Registry, now: dt.datetime | None = None,
                    (Obligation.reminded_at.is_(None) & (Obligation.due_at > now))
                    | (Obligation.alerted_at.is_(None) & (Obligation.due_at <= now)))
             .order_by(Obligation.due_at, Obligation.id)).all()
-        people = dbsession.execute(select(User.organization_id, User.email, User.role)
-                                   .where(User.active.is_(True))).all() if rows else []
+        organizations = {obligation.organization_id for obligation, _, _ in rows}
+        people = dbsession.execute(select(User.organization_id, User.email, User.role).where(
+            User.active.is_(True), User.organization_id.in_(organizations))).all() if rows else []
         for obligation, number, timezone in rows:
             kind = known[obligation.kind]
             overdue = obligation.due_at <= now

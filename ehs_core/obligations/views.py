@@ -13,7 +13,7 @@ from ehs_core.obligations import services
 from ehs_core.obligations.schemas import ITEM, LIST_ANSWER, DoneSchema, ObligationQuerySchema, WaiveSchema
 from ehs_core.security import Permission
 from ehs_core.serialize import iso
-from ehs_core.ui.rendering import local
+from ehs_core.sites.zones import local_time
 
 
 def owed_json(request: Request, owed: list[services.Owed]) -> list[dict[str, Any]]:
@@ -26,9 +26,10 @@ def owed_json(request: Request, owed: list[services.Owed]) -> list[dict[str, Any
         items.append({
             "id": obligation.id, "kind": obligation.kind, "title": obligation.title,
             "incidentNumber": item.incident_number, "siteId": obligation.site_id,
-            "dueAt": iso(local(obligation.due_at, item.timezone, request.registry)),
+            "dueAt": iso(local_time(obligation.due_at, item.timezone, request.registry)),
             "status": item.status(now),
-            "doneAt": iso(local(obligation.done_at, item.timezone, request.registry)),
+            "doneAt": iso(local_time(obligation.done_at, item.timezone, request.registry)
+                          if obligation.done_at is not None else None),
             "doneBy": person(names, obligation.done_by_id), "note": obligation.note,
             "fulfilledBy": item.kind.fulfilled_by,
         })

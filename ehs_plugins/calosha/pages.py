@@ -16,6 +16,7 @@ from sqlalchemy import exists, func, select
 
 from ehs_core.errors import DomainError
 from ehs_core.incidents.resources import IncidentContext
+from ehs_core.obligations import services as obligations
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
@@ -57,15 +58,22 @@ def panel_values(request: Request, context: IncidentContext) -> dict[str, Any] |
     zone = site_zone(site.timezone, request.registry)
     facts = serious.facts_of(request, incident.id)
     entry = violence.entry_of(request, incident.id)
-    return {"facts": serious.facts_json(request, incident, facts, zone) if facts else None,
+    shown = serious.facts_json(request, incident, facts, zone) if facts else None
+    report = shown["report"] if shown else None
+    owed = obligations.find(request, serious.KIND, serious.subject(incident.id),
+                            incident.organization_id) if report else None
+    return {"facts": shown, "report": report, "due": owed.due_at if owed else None,
             "entry": violence.entry_json(entry) if entry else None, "types": violence.TYPES,
             "kinds": KIND_LABELS, "zone": site.timezone, "number": incident.number}
 
 
 def _form_page(request: Request, context: IncidentContext, which: str,
                errors: dict[str, str]) -> dict[str, Any]:
+    """A refused form, shown again on a page of its own with what was posted."""
     request.override_renderer = TEMPLATES + "form.html"
-    return {"which": which, "errors": errors, "posted": request.POST, "number": context.incident.number,
+    values: dict[str, Any] = dict(request.POST.items())
+    values["incidentKinds"] = request.POST.getall("incidentKinds")
+    return {"which": which, "errors": errors, "values": values, "number": context.incident.number,
             "types": violence.TYPES, "kinds": KIND_LABELS}
 
 

@@ -9,12 +9,14 @@ from pyramid.authorization import Allow
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
+from sqlalchemy import select
 
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.security import Permission, Role, role_principal
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.calosha import requests, serious, violence
+from ehs_plugins.calosha.models import ViolentIncident
 from ehs_plugins.calosha.schemas import LogRequestSchema, SeriousSchema, ViolenceSchema, log_query_schema
 
 ROOT_FACTORY = "ehs_plugins.calosha.views.CaloshaRoot"
@@ -93,8 +95,7 @@ def ask_for_log(request: Request) -> dict[str, Any]:
 
 def violence_section(request: Request, incidents: list[Any]) -> dict[int, Any]:
     found = {entry.incident_id: violence.entry_json(entry) for entry in request.dbsession.execute(
-        violence.select(violence.ViolentIncident).where(
-            violence.ViolentIncident.incident_id.in_([i.id for i in incidents]))).scalars()}
+        select(ViolentIncident).where(ViolentIncident.incident_id.in_([i.id for i in incidents]))).scalars()}
     return {incident.id: found.get(incident.id) for incident in incidents}
 
 

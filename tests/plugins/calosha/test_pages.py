@@ -4,6 +4,8 @@ refused form says what is wrong next to each field."""
 
 from __future__ import annotations
 
+import re
+
 from ehs_core.testing import form_with
 
 
@@ -39,7 +41,9 @@ def test_a_supervisor_fills_in_the_log_entry_and_the_facts_on_the_incident_page(
     form = form_with(after, f"/incidents/{number}/calosha/serious")
     form["inpatientHours"] = "30"
     shown = form.submit(status=302).follow()
-    assert "Report to Cal/OSHA within 8 hours" in shown.html.find(id="panel-calosha").get_text()
+    text = shown.html.find(id="panel-calosha").get_text(" ", strip=True)
+    assert "Report to Cal/OSHA within 8 hours (in-patient hospitalization over 24 hours):" in text
+    assert re.search(r"due by \d+ \w+ \d{4}, \d\d:\d\d P[SD]T", text)  # the site's clock
 
 
 def test_a_refused_entry_is_shown_again_with_its_errors(as_user, ca_site):
