@@ -23,7 +23,6 @@ from ehs_core.sites.zones import site_zone
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_plugins.calosha import requests, serious, violence
 from ehs_plugins.calosha.schemas import (
-    IncidentKind,
     LogRequestSchema,
     SeriousSchema,
     ViolenceSchema,
@@ -38,12 +37,6 @@ VIOLENCE_FIELDS = {"perpetratorRelation": TEXT, "description": TEXT, "circumstan
                    "actionsTaken": OPTIONAL_TEXT, "completedByTitle": TEXT, "violenceType": OPTIONAL_INT}
 SERIOUS_FIELDS = {"died": BOOL, "inpatientHours": OPTIONAL_INT, "observationOnly": BOOL, "lostMember": BOOL,
                   "disfigurement": BOOL}
-KIND_LABELS = {IncidentKind.physical_attack: "Physical attack", IncidentKind.attack_with_weapon:
-               "Attack or threat with a weapon", IncidentKind.threat: "Threat of physical force",
-               IncidentKind.sexual_assault: "Sexual assault or threat", IncidentKind.animal_attack:
-               "Animal attack", IncidentKind.other: "Other"}
-
-
 def may_see_entries(request: Request) -> bool:
     """The log entry's changes on the timeline: supervisors and above."""
     identity = request.identity
@@ -63,8 +56,8 @@ def panel_values(request: Request, context: IncidentContext) -> dict[str, Any] |
     owed = obligations.find(request, serious.KIND, serious.subject(incident.id),
                             incident.organization_id) if report else None
     return {"facts": shown, "report": report, "due": owed.due_at if owed else None,
-            "entry": violence.entry_json(entry) if entry else None, "types": violence.TYPES,
-            "kinds": KIND_LABELS, "zone": site.timezone, "number": incident.number}
+            "entry": violence.entry_json(entry) if entry else None, "zone": site.timezone,
+            "number": incident.number}
 
 
 def _form_page(request: Request, context: IncidentContext, which: str,
@@ -73,8 +66,7 @@ def _form_page(request: Request, context: IncidentContext, which: str,
     request.override_renderer = TEMPLATES + "form.html"
     values: dict[str, Any] = dict(request.POST.items())
     values["incidentKinds"] = request.POST.getall("incidentKinds")
-    return {"which": which, "errors": errors, "values": values, "number": context.incident.number,
-            "types": violence.TYPES, "kinds": KIND_LABELS}
+    return {"which": which, "errors": errors, "values": values, "number": context.incident.number}
 
 
 def _back(request: Request, context: IncidentContext) -> HTTPFound:
@@ -123,7 +115,7 @@ def log_page(request: Request) -> dict[str, Any]:
     items = violence.log_entries(request, query["siteId"], query["from"], query["to"])
     sites = request.dbsession.execute(select(Site.id, Site.name).where(
         Site.organization_id == request.identity.account.organization_id).order_by(Site.name)).all()
-    return {"items": items, "query": raw, "errors": errors, "sites": sites, "kinds": KIND_LABELS,
+    return {"items": items, "query": raw, "errors": errors, "sites": sites,
             "csv": request.route_path("calosha.log_csv", _query=raw)}
 
 
