@@ -55,7 +55,7 @@ test: $(STAMP) browser-deps
 lint: $(STAMP)
 	$(BIN)/ruff check ehs_core ehs_plugins tests bench
 
-PLUGINS_WITH_PAGES := analytics kiosk osha
+PLUGINS_WITH_PAGES := analytics calosha kiosk osha
 # Translations (Babel): extract every marked string of the core into its
 # template, merge it into the catalogues and compile them.
 messages: $(STAMP)

@@ -45,6 +45,12 @@ def includeme(config: Configurator) -> None:
     config.add_setting(TOKEN, "EHS_OSHA_ITA_TOKEN", str.strip, "")
     config.add_job(JOB, run)
     config.scan(".listeners")
+    # Its direct reports (1904.39) in the core's queue of what is owed to regulators.
+    config.add_obligation_kind(
+        "osha.severe_report", title="OSHA severe injury report (29 CFR 1904.39)", handled_by="safety_manager",
+        fulfilled_by="By phone or in person to the OSHA area office, at 1-800-321-6742, or online; not by "
+                     "e-mail, fax or voicemail")
+    config.scan(".obligations")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.osha:locale")
     # Recordable cases and rates for the analytics plugin, through the

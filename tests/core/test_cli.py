@@ -94,7 +94,7 @@ def test_plugins_lists_every_discovered_plugin_and_whether_it_is_enabled(ini):
     done = ehs("plugins", ini)
     assert done.returncode == 0, done.stderr
     states = {line.split("\t")[0]: line.split("\t")[1] for line in done.stdout.splitlines() if "\t" in line}
-    assert states == {"osha": "enabled", "kiosk": "disabled", "analytics": "disabled"}
+    assert states == {"osha": "enabled", "kiosk": "disabled", "analytics": "disabled", "calosha": "disabled"}
 
 
 def test_plugins_lists_a_plugin_installed_outside_this_repository(ini, workdir):

@@ -27,7 +27,7 @@ from ehs_core.migrations import alembic_config, upgrade
 from ehs_core.testing import PASSWORD, PUBLIC_URL, Client, base_settings, postgres_database
 from tests.core.incidents import WORD_COUNT_DRIFT
 
-PLUGINS = ("osha", "kiosk", "analytics")
+PLUGINS = ("osha", "kiosk", "analytics", "calosha")
 CORE_TABLES = {"organizations", "users", "user_sessions", "auth_tokens", "rate_limit_hits", "sites", "areas"}
 VERSION_TABLES = {"alembic_version"} | {f"alembic_version_{name}" for name in PLUGINS}
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=[
@@ -239,7 +239,8 @@ def start(settings: dict[str, Any]) -> Any:
 
 def test_auto_migrate_brings_an_empty_database_to_head_at_start_up(clean_environ, tmp_path):
     url = f"sqlite:///{tmp_path / 'ehs.sqlite'}"
-    settings = dict(base_settings(url, 1025, str(tmp_path)), **{"ehs.auto_migrate": "true"})
+    settings = dict(base_settings(url, 1025, str(tmp_path)),
+                    **{"ehs.auto_migrate": "true", "ehs.plugins": " ".join(PLUGINS)})
     start(settings)
     engine = sa.create_engine(url)
     try:

@@ -30,7 +30,7 @@ from ehs_core.settings import SettingsError
 from ehs_core.testing import PASSWORD, Client, base_settings, file_report, new_site
 from tests.core import example_plugin
 
-BUILT_IN = ("osha", "kiosk", "analytics")
+BUILT_IN = ("osha", "kiosk", "analytics", "calosha")
 CORE_SOURCE = Path(ehs_core.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,93 @@
+"""The direct report owed to OSHA (1904.39) in the queue of what is owed to
+regulators: opened by the case's answers, closed by the report's time on
+the case or by marking it done in the queue (which enters that time), and
+withdrawn when the answers no longer owe it. The case keeps `severeReport`."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tests.plugins.osha import OCCURRED, WORK, new_case, new_incident, patch_case
+
+API = "/api/obligations"
+KIND = "osha.severe_report"
+
+
+def owed(browser, status="open"):
+    return [item for item in browser.get(API, {"status": status}).json["items"] if item["kind"] == KIND]
+
+
+def test_a_hospitalization_opens_the_24_hour_report_in_the_queue(manager, site):
+    number = new_incident(manager, site)["number"]
+    case = new_case(manager, number, **WORK, inpatientHospitalization=True)
+    items = owed(manager)
+    assert len(items) == 1
+    item = items[0]
+    assert item["incidentNumber"] == number and item["status"] == "overdue"  # 2025: long past
+    assert item["title"] == "OSHA report within 24 hours (1904.39): in-patient hospitalization"
+    assert dt.datetime.fromisoformat(item["dueAt"]) == \
+        dt.datetime.fromisoformat(OCCURRED) + dt.timedelta(hours=24)
+    assert item["dueAt"] == case["severeReport"]["dueBy"]  # the same clock as the case's answer
+    assert "1-800-321-6742" in item["fulfilledBy"]
+    new_case(manager, number, name="John Roe", **WORK, amputation=True)
+    assert len(owed(manager)) == 2  # one per case
+
+
+def test_the_reports_time_on_the_case_closes_it(manager, site):
+    number = new_incident(manager, site)["number"]
+    case = new_case(manager, number, **WORK, died=True)
+    reported = "2025-03-10T12:00:00-05:00"
+    answer = patch_case(manager, case["id"], reportedToOshaAt=reported).json
+    assert answer["severeReport"] is None
+    assert owed(manager) == []
+    done = owed(manager, "done")
+    assert len(done) == 1
+    assert dt.datetime.fromisoformat(done[0]["doneAt"]) == dt.datetime.fromisoformat(reported)
+
+
+def test_marked_done_in_the_queue_the_case_says_it_was_reported(manager, site):
+    number = new_incident(manager, site)["number"]
+    case = new_case(manager, number, **WORK, lossOfEye=True)
+    assert case["severeReport"]["withinHours"] == 24
+    obligation = owed(manager)[0]
+    called = "2025-03-10T15:30:00-05:00"
+    manager.post_json(f"{API}/{obligation['id']}/done", {"note": "Area office, ref 88", "doneAt": called})
+    after = manager.get(f"/api/osha/incidents/{number}/cases").json[0]
+    assert after["severeReport"] is None
+    assert dt.datetime.fromisoformat(after["reportedToOshaAt"]) == dt.datetime.fromisoformat(called)
+
+
+def test_answers_that_no_longer_owe_it_withdraw_it(manager, site):
+    number = new_incident(manager, site)["number"]
+    case = new_case(manager, number, **WORK, inpatientHospitalization=True)
+    patch_case(manager, case["id"], workRelated=False)
+    assert owed(manager) == []
+    assert len(owed(manager, "waived")) == 1
+    other = new_case(manager, number, name="John Roe", **WORK, amputation=True)
+    manager.delete(f"/api/osha/cases/{other['id']}", status=204)
+    assert owed(manager) == [] and len(owed(manager, "waived")) == 2
+
+
+def test_supervisors_do_not_see_the_federal_report(manager, site, make_user):
+    number = new_incident(manager, site)["number"]
+    new_case(manager, number, **WORK, inpatientHospitalization=True)
+    assert owed(make_user("supervisor"), "all") == []
+
+
+def test_without_the_osha_plugin_its_reports_leave_the_queue(manager, site, app_settings, registry,
+                                                              dbsession):
+    from ehs_core.config import configure
+    from ehs_core.testing import Client
+
+    number = new_incident(manager, site)["number"]
+    new_case(manager, number, **WORK, inpatientHospitalization=True)
+    config = configure(dict(app_settings, **{"ehs.plugins": "kiosk analytics"}))
+    config.registry["dbsession_factory"] = registry["dbsession_factory"]
+    try:
+        browser = Client(config.make_wsgi_app())
+        browser.login("admin@acme.test")
+        assert browser.get(API, {"status": "all"}).json["items"] == []
+        assert "osha.severe_report" not in config.registry.get("obligation_kinds", {})
+    finally:
+        config.registry["db.engine"].dispose()
+    assert len(owed(manager)) == 1
