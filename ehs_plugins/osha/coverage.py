@@ -20,14 +20,17 @@ Source of the two lists: Appendices A and B to Subpart E of Part 1904 as
 amended by the final rule (88 FR 47254-47349, its amendatory text at the
 end) and carried into the eCFR (29 CFR Part 1904, Subpart E, Appendices A
 and B), in 2017 NAICS: Department Stores is 4522 and General Merchandise
-Stores 4523 (2012: 4521 and 4529). Public copies disagree: one widely
-copied list for Appendix B holds 2012 codes that the amended appendix
-does not (3112, 3169, 3221, 3311, 4411, 4521, 4529, 6216) and leaves out
-codes it does (2213, 2381, 5322); the lists here follow the rule.
-Partially exempt industries
-(1904.2, Appendix A to Subpart B) and establishments of 10 or fewer
-employees (1904.1) keep no records unless asked: the service assumes a
-site it keeps records for is one that must.
+Stores 4523 (2012: 4521 and 4529). The CFR page itself could not be opened
+when this was written: the lists were written from the amended rule and
+checked code for code against one public transcription that agrees with
+them. Another widely copied list for Appendix B disagrees: it holds 2012
+codes the amended appendix does not (3112, 3169, 3221, 3311, 4411, 4521,
+4529, 6216) and leaves out codes it does (2213, 2381, 5322). Check the
+lists against the eCFR when OSHA amends the appendices.
+
+Partially exempt industries (1904.2, Appendix A to Subpart B) and
+establishments of 10 or fewer employees (1904.1) keep no records unless
+asked: the service assumes a site it keeps records for is one that must.
 """
 
 from __future__ import annotations
