@@ -40,3 +40,4 @@ def includeme(config: Configurator) -> None:
     config.scan(".views")
     # Every in-transaction event, so that kinds plugins add later follow theirs.
     config.add_subscriber(services.record_deliveries, Event)
+    config.include(".pages")  # /admin/webhooks
