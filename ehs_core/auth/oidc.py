@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from authlib.integrations.requests_client import OAuth2Session
@@ -80,9 +81,17 @@ class SignInRefused(Exception):
 
 
 def _issuer(value: str) -> str:
+    """The issuer's URL: https (OIDC Discovery §4.3); plain http only on
+    this machine's loopback, for a provider run beside it in development."""
     value = value.strip().rstrip("/")
-    if value and not value.startswith(("https://", "http://")):
+    if not value:
+        return value
+    parts = urlsplit(value)
+    loopback = parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost", "::1"}
+    if not parts.hostname or not (parts.scheme == "https" or loopback):
         raise ValueError("expected the issuer's https:// URL")
+    if parts.query or parts.fragment:
+        raise ValueError("expected the issuer's URL without ? or #")
     return value
 
 
@@ -247,17 +256,19 @@ def finish(request: Request, params: Any, cookie: str | None) -> tuple[User, str
     if not isinstance(code, str) or not code:
         raise SignInRefused(_("The identity provider's answer was incomplete. Try again."), 400)
     prov = provider(request.registry)
-    metadata = prov.metadata()
-    client = prov.client(request, state=state)
     try:
+        metadata = prov.metadata()
+        client = prov.client(request, state=state)
         token = client.fetch_token(metadata["token_endpoint"], code=code, code_verifier=pending.code_verifier,
                                    timeout=HTTP_TIMEOUT)
-    except Exception as exc:  # authlib's OAuthError, or the network's
+        if "id_token" not in token:
+            raise ValueError("no ID token in the token endpoint's answer")
+        claims = verify_id_token(prov, token["id_token"], pending.nonce, token.get("access_token"))
+    except SignInRefused:
+        raise
+    except Exception as exc:  # authlib's OAuthError, the network's, a provider's odd answer
         log.warning("OpenID Connect code exchange failed: %s", exc)
         raise SignInRefused(_("The identity provider did not confirm the sign-in. Try again."), 502) from exc
-    if "id_token" not in token:
-        raise SignInRefused(_("The identity provider did not confirm the sign-in. Try again."), 502)
-    claims = verify_id_token(prov, token["id_token"], pending.nonce, token.get("access_token"))
     if "email" not in claims and "userinfo_endpoint" in metadata:
         claims = _with_userinfo(client, metadata["userinfo_endpoint"], claims)
     return match_user(request, prov.settings, claims), pending.next_path

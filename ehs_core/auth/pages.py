@@ -14,7 +14,7 @@ from typing import Any
 
 import colander
 from pyramid.config import Configurator
-from pyramid.httpexceptions import HTTPFound
+from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
@@ -93,6 +93,8 @@ def start_company_sign_in(request: Request) -> Any:
     form's redirect to the provider): off to the provider, with the `state`
     in a cookie that only this browser sends back (SameSite=Lax: the
     provider's redirect back is a top-level GET, which carries it)."""
+    if not oidc.oidc_settings(request.registry).enabled:
+        raise HTTPNotFound()
     target = safe_next(request, request.GET.get("next"))
     try:
         url, state = oidc.begin(request, target)
@@ -112,6 +114,8 @@ def start_company_sign_in(request: Request) -> Any:
 def company_sign_in_callback(request: Request) -> Any:
     """The provider's answer: signed in and on to where the person was
     going, or the sign-in page saying why not."""
+    if not oidc.oidc_settings(request.registry).enabled:
+        raise HTTPNotFound()
     try:
         user, target = oidc.finish(request, request.GET, request.cookies.get(oidc.STATE_COOKIE))
     except oidc.SignInRefused as refusal:
