@@ -200,7 +200,7 @@ def tell_admins(session: Any, registry: Registry, endpoint: WebhookEndpoint) -> 
 def send_due(registry: Registry, *_: Any) -> int:
     """Send everything due now, batch after batch; the number attempted."""
     sent = 0
-    while batch := claim(registry):
+    while batch := claim(registry, BATCH):
         for item in batch:
             status, error = post(registry, item)
             record(registry, item, status, error)

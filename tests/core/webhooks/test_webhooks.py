@@ -8,6 +8,7 @@ report's payload names nobody; only admins manage endpoints."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -120,6 +121,39 @@ def test_a_receiver_down_for_a_while_gets_everything_when_it_is_back(hooks_app, 
     deliveries = admin.get(f"/api/webhooks/{endpoint['id']}/deliveries").json
     assert [(d["status"], d["attempts"]) for d in deliveries] == [("delivered", 2)] * 3
     assert delivery.send_due(hooks_app.registry) == 0  # nothing twice
+
+
+def test_senders_running_at_once_send_each_delivery_once(hooks_app, receiver, monkeypatch):
+    """Several workers retry at the same minute: each claims its own rows
+    (FOR UPDATE SKIP LOCKED on PostgreSQL, one writer at a time on SQLite)."""
+    admin = hooks_app.admin()
+    site = new_site(admin)["id"]
+    endpoint = register(admin, receiver, events=["incident.created"])
+    receiver.stop()
+    for n in range(12):
+        admin.post_json("/api/incidents", report_body(site, title=f"Report {n}"))
+    hooks_app.settle()
+    receiver.start()
+    time.sleep(1.1)
+    monkeypatch.setattr(delivery, "BATCH", 2)
+    start = threading.Barrier(4)
+    counts: list[int] = []
+
+    def sender() -> None:
+        start.wait()
+        counts.append(delivery.send_due(hooks_app.registry))
+
+    threads = [threading.Thread(target=sender) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    received = receiver.wait(12)
+    time.sleep(0.3)
+    assert sum(counts) == 12 and len(receiver.received) == 12
+    assert len({r["headers"]["webhook-id"] for r in received}) == 12
+    titles = sorted(verified(endpoint["secret"], r)["data"]["incident"]["title"] for r in received)
+    assert titles == sorted(f"Report {n}" for n in range(12))
 
 
 def test_an_endpoint_that_keeps_failing_is_switched_off_and_admins_told(hooks_app, receiver, smtp_server):
