@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -20,17 +21,21 @@ from ehs_core.testing import PASSWORD, Client, backends, base_settings, free_por
 
 
 class Receiver:
-    """Records every POST; answers `status` (200 unless told otherwise)."""
+    """Records every POST; answers `status` (200 unless told otherwise).
+    With `tls` (a certificate and key file), over https as `localhost`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[str, str] | None = None) -> None:
         self.port = free_port()
         self.received: list[dict[str, Any]] = []
         self.status = 200
         self.server: ThreadingHTTPServer | None = None
         self.lock = threading.Lock()
+        self.tls = tls
 
     @property
     def url(self) -> str:
+        if self.tls:
+            return f"https://localhost:{self.port}/hooks/ehs?src=tests"
         return f"http://127.0.0.1:{self.port}/hooks/ehs?src=tests"
 
     def start(self) -> None:
@@ -50,6 +55,10 @@ class Receiver:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        if self.tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
@@ -71,6 +80,39 @@ class Receiver:
     def payloads(self) -> list[dict[str, Any]]:
         with self.lock:
             return [json.loads(r["body"]) for r in self.received]
+
+
+def self_signed(directory: Path, name: str = "localhost") -> tuple[str, str]:
+    """A certificate for `name` (and its key), its own issuer: (cert, key)."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = directory / "receiver.pem", directory / "receiver.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_file), str(key_file)
+
+
+@pytest.fixture
+def tls_receiver(tmp_path: Path) -> Iterator[Receiver]:
+    receiving = Receiver(tls=self_signed(tmp_path))
+    receiving.start()
+    yield receiving
+    receiving.stop()
 
 
 @pytest.fixture

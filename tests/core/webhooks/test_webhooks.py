@@ -182,6 +182,27 @@ def test_an_endpoint_that_keeps_failing_is_switched_off_and_admins_told(hooks_ap
     assert len(receiver.received) == 4
 
 
+def test_over_https_the_name_is_checked_against_the_certificate(hooks_app, tls_receiver, monkeypatch):
+    """The connection goes to the address checked, yet TLS still checks the
+    certificate against the URL's name (SNI): untrusted, nothing is sent;
+    trusted, it is delivered."""
+    admin = hooks_app.admin()
+    site = new_site(admin)["id"]
+    endpoint = register(admin, tls_receiver, events=["incident.created"])
+    admin.post_json("/api/incidents", report_body(site, title="Untrusted"))
+    hooks_app.settle()
+    [untrusted] = admin.get(f"/api/webhooks/{endpoint['id']}/deliveries").json
+    assert untrusted["status"] == "pending" and "CERTIFICATE_VERIFY_FAILED" in untrusted["lastError"]
+    assert tls_receiver.received == []
+
+    monkeypatch.setenv("SSL_CERT_FILE", tls_receiver.tls[0])  # the receiver's issuer, now trusted
+    time.sleep(1.1)
+    delivery.send_due(hooks_app.registry)
+    [received] = tls_receiver.wait(1)
+    assert verified(endpoint["secret"], received)["data"]["incident"]["title"] == "Untrusted"
+    assert received["headers"]["Host"] == f"localhost:{tls_receiver.port}"
+
+
 def test_private_addresses_are_refused_unless_allowed(hooks_app, receiver, monkeypatch):
     admin = hooks_app.admin()
     allowed = register(admin, receiver, events=["incident.created"])
