@@ -57,9 +57,17 @@ def live_settings() -> dict[str, Any]:
 
 
 @pytest.fixture
+def live_database(tmp_path: Path) -> str:
+    """The `live` application's database: a SQLite file of its own; a test
+    module overrides this fixture to run on another (PostgreSQL)."""
+    return f"sqlite:///{tmp_path}/live.sqlite"
+
+
+@pytest.fixture
 def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch, live_port: int,
-         live_settings: dict[str, Any]) -> Iterator[Live]:
-    """The application on a fresh SQLite file, served over HTTP."""
+         live_settings: dict[str, Any], live_database: str) -> Iterator[Live]:
+    """The application on a fresh database (a SQLite file unless
+    `live_database` says otherwise), served over HTTP."""
     from webtest.http import StopableWSGIServer
 
     from ehs_core.config import configure
@@ -71,7 +79,7 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch, live
     monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
     port = live_port
     url = f"http://127.0.0.1:{port}"
-    database = f"sqlite:///{tmp_path}/live.sqlite"
+    database = live_database
     settings = base_settings(database, smtp_server.port, str(tmp_path / "uploads"))
     config = configure(dict(settings, **{"sqlalchemy.url": database, "ehs.public_url": url}, **live_settings))
     upgrade(config.registry)

@@ -29,6 +29,7 @@ from ehs_core.auth.schemas import (
 )
 from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
 from ehs_core.auth.tokens import TokenPurpose, token_is_live
+from ehs_core.db import writes_on_get
 from ehs_core.errors import APIError
 from ehs_core.mail.choices import OPTIONAL_MAIL, set_mail_off
 from ehs_core.security import Permission
@@ -309,6 +310,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.sign_in_link", "/sign-in/link")
     config.add_route("page.sign_out", "/sign-out")
     config.add_request_method(company_sign_in, "company_sign_in", reify=True)
+    writes_on_get(config, "/sign-in/oidc", oidc.CALLBACK_PATH)  # on PostgreSQL too
     config.add_route("page.oidc_start", "/sign-in/oidc")
     config.add_route("page.oidc_callback", oidc.CALLBACK_PATH)
     config.add_view(start_company_sign_in, route_name="page.oidc_start", request_method="GET",

@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 
 from ehs_core.auth.models import OIDCRequest, UserIdentity
 from ehs_core.browser_testing import assert_accessible
-from ehs_core.testing import PASSWORD
+from ehs_core.testing import PASSWORD, backends, postgres_database
 from ehs_core.users.models import User
 from tests.core.auth.oidc_support import running_provider
 
@@ -28,6 +28,17 @@ ACCOUNTS = {
     "00u-carol-5d10": {"email": "carol@acme.test", "email_verified": False, "name": "Carol Unverified"},
     "00u-dave-0b77": {"email": "dave@elsewhere.test", "email_verified": True, "name": "Dave Elsewhere"},
 }
+
+
+@pytest.fixture(params=backends())
+def live_database(request, tmp_path):
+    """On PostgreSQL too: there a GET reads in autocommit, and the sign-in's
+    GETs (the redirect from the provider can only be one) must write."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/live.sqlite"
+        return
+    with postgres_database("live") as url:
+        yield url
 
 
 @pytest.fixture
