@@ -7,6 +7,7 @@ report's payload names nobody; only admins manage endpoints."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import time
@@ -24,6 +25,16 @@ ALL = ["incident.created", "incident.updated", "incident.transitioned", "action.
 def register(admin, receiver, events=ALL, status=201):
     return admin.post_json("/api/webhooks", {"url": receiver.url, "events": events,
                                              "description": "Ticketing"}, status=status).json
+
+
+def wait_until_due(admin, endpoint: dict) -> None:
+    """Until every waiting delivery's next attempt is due (the periodic
+    retry then takes them all)."""
+    waiting = [d["nextAttemptAt"] for d in admin.get(f"/api/webhooks/{endpoint['id']}/deliveries").json
+               if d["nextAttemptAt"]]
+    if waiting:
+        due = dt.datetime.fromisoformat(max(waiting))
+        time.sleep(max(0.0, (due - dt.datetime.now(dt.UTC)).total_seconds()) + 0.1)
 
 
 def verified(secret: str, received: dict) -> dict:
@@ -99,7 +110,10 @@ def test_only_the_chosen_events_of_active_endpoints_are_sent(hooks_app, receiver
     assert verified(endpoint["secret"], received[0])["type"] == "incident.transitioned"
 
 
-def test_a_receiver_down_for_a_while_gets_everything_when_it_is_back(hooks_app, receiver):
+def test_a_receiver_down_for_a_while_gets_everything_when_it_is_back(hooks_app, receiver, monkeypatch):
+    # Enough tries that none fails for good while it is down (each change's
+    # own sending also retries what is due).
+    monkeypatch.setitem(hooks_app.registry.settings, "webhooks.max_attempts", 10)
     admin = hooks_app.admin()
     site = new_site(admin)["id"]
     endpoint = register(admin, receiver, events=["incident.created", "comment.created"])
@@ -109,23 +123,25 @@ def test_a_receiver_down_for_a_while_gets_everything_when_it_is_back(hooks_app, 
     admin.post_json(f"/api/incidents/{number}/comments", {"body": "While it was down"})
     hooks_app.settle()
     deliveries = admin.get(f"/api/webhooks/{endpoint['id']}/deliveries").json
-    assert [(d["status"], d["attempts"]) for d in deliveries] == [("pending", 1)] * 3
-    assert all("Connection" in d["lastError"] or "refused" in d["lastError"].lower() for d in deliveries)
+    assert [d["status"] for d in deliveries] == ["pending"] * 3
+    assert all(d["attempts"] >= 1 and "Connection refused" in d["lastError"] for d in deliveries)
 
     receiver.start()  # back, on the same address
-    time.sleep(1.1)  # the first retry is a second later
+    wait_until_due(admin, endpoint)
     assert delivery.send_due(hooks_app.registry) == 3  # what the periodic retry runs
     received = receiver.wait(3)
     payloads = [verified(endpoint["secret"], r) for r in received]
     assert sorted(p["type"] for p in payloads) == ["comment.created", "incident.created", "incident.created"]
     deliveries = admin.get(f"/api/webhooks/{endpoint['id']}/deliveries").json
-    assert [(d["status"], d["attempts"]) for d in deliveries] == [("delivered", 2)] * 3
+    assert [d["status"] for d in deliveries] == ["delivered"] * 3
+    assert all(d["attempts"] >= 2 for d in deliveries)
     assert delivery.send_due(hooks_app.registry) == 0  # nothing twice
 
 
 def test_senders_running_at_once_send_each_delivery_once(hooks_app, receiver, monkeypatch):
     """Several workers retry at the same minute: each claims its own rows
     (FOR UPDATE SKIP LOCKED on PostgreSQL, one writer at a time on SQLite)."""
+    monkeypatch.setitem(hooks_app.registry.settings, "webhooks.max_attempts", 10)
     admin = hooks_app.admin()
     site = new_site(admin)["id"]
     endpoint = register(admin, receiver, events=["incident.created"])
@@ -134,7 +150,7 @@ def test_senders_running_at_once_send_each_delivery_once(hooks_app, receiver, mo
         admin.post_json("/api/incidents", report_body(site, title=f"Report {n}"))
     hooks_app.settle()
     receiver.start()
-    time.sleep(1.1)
+    wait_until_due(admin, endpoint)
     monkeypatch.setattr(delivery, "BATCH", 2)
     start = threading.Barrier(4)
     counts: list[int] = []
