@@ -144,10 +144,24 @@ class HooksApp:
         browser.login(email)
         return browser
 
-    def settle(self) -> None:
-        """Every job queued so far has run (the sends after commit)."""
-        if self.runner is not None:
-            self.runner.wait_idle()
+    def settle(self, timeout: float = 15) -> None:
+        """Every job of the outbox due so far has run to its end (the sends
+        after commit), claimed or not yet."""
+        from sqlalchemy import func, select
+
+        from ehs_core.db import utcnow
+        from ehs_core.jobs.models import PENDING, OutboxJob
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.runner.wake()
+            with self.registry["dbsession_factory"]() as session:
+                running = session.execute(select(func.count()).select_from(OutboxJob).where(
+                    OutboxJob.status == PENDING, OutboxJob.due_at <= utcnow())).scalar_one()
+            if not running:
+                return
+            time.sleep(0.05)
+        raise AssertionError("the outbox's jobs did not finish")
 
 
 @pytest.fixture(params=backends())
