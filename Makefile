@@ -38,7 +38,8 @@ run: $(STAMP)
 	$(BIN)/pserve development.ini
 
 # The browser tests drive Debian's Chromium through Playwright (no browser
-# download): install it when it is missing, as system-deps does for libmagic.
+# download): install it when it is missing, as system-deps does for libmagic;
+# and Node with npm, under which the OpenID Connect tests run their provider.
 browser-deps:
 	@test -x /usr/bin/chromium || { \
 	  if command -v apt-get >/dev/null 2>&1; then \
@@ -47,6 +48,14 @@ browser-deps:
 	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core; \
 	  else \
 	    echo "error: Chromium is missing; install Debian's chromium package (the browser tests need /usr/bin/chromium)" >&2; exit 1; \
+	  fi; }
+	@{ command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; } || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing nodejs and npm (the OpenID Connect tests run the npm package oidc-provider, which they install)"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm; \
+	  else \
+	    echo "error: Node is missing; install node and npm (the OpenID Connect tests run a provider under Node)" >&2; exit 1; \
 	  fi; }
 
 test: $(STAMP) browser-deps

@@ -43,8 +43,31 @@ class Live:
 
 
 @pytest.fixture
-def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    """The application on a fresh SQLite file, served over HTTP."""
+def live_port() -> int:
+    """The port `live` serves on (known before it starts, for a server the
+    test runs beside it that must know its address)."""
+    return free_port()
+
+
+@pytest.fixture
+def live_settings() -> dict[str, Any]:
+    """Settings of the `live` application beyond the tests' own; a test
+    module overrides this fixture to give its own (the company sign-in's)."""
+    return {}
+
+
+@pytest.fixture
+def live_database(tmp_path: Path) -> str:
+    """The `live` application's database: a SQLite file of its own; a test
+    module overrides this fixture to run on another (PostgreSQL)."""
+    return f"sqlite:///{tmp_path}/live.sqlite"
+
+
+@pytest.fixture
+def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch, live_port: int,
+         live_settings: dict[str, Any], live_database: str) -> Iterator[Live]:
+    """The application on a fresh database (a SQLite file unless
+    `live_database` says otherwise), served over HTTP."""
     from webtest.http import StopableWSGIServer
 
     from ehs_core.config import configure
@@ -54,11 +77,11 @@ def live(tmp_path: Path, smtp_server: Any, monkeypatch: pytest.MonkeyPatch) -> I
     for name in [k for k in os.environ if k.startswith("EHS_") and not k.startswith("EHS_TEST_")]:
         monkeypatch.delenv(name)
     monkeypatch.delenv("MAX_UPLOAD_MB", raising=False)
-    port = free_port()
+    port = live_port
     url = f"http://127.0.0.1:{port}"
-    database = f"sqlite:///{tmp_path}/live.sqlite"
+    database = live_database
     settings = base_settings(database, smtp_server.port, str(tmp_path / "uploads"))
-    config = configure(dict(settings, **{"sqlalchemy.url": database, "ehs.public_url": url}))
+    config = configure(dict(settings, **{"sqlalchemy.url": database, "ehs.public_url": url}, **live_settings))
     upgrade(config.registry)
     app = config.make_wsgi_app()
     runner = start_in_process_runner(config.registry, periodic=False)  # mail goes out, as under pserve

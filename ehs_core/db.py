@@ -515,13 +515,27 @@ def _processed(row: Sequence[Any],
     return tuple(values)
 
 
+# Paths whose GET writes (`writes_on_get`).
+WRITING_GETS = "db.writing_get_paths"
+
+
+def writes_on_get(config: Configurator, *paths: str) -> None:
+    """The GETs of these paths write, and run in a transaction as unsafe
+    requests do: a sign-in that another site redirects back to can only be a
+    GET (the OpenID Connect callback, and the redirect to the provider,
+    which keeps what the answer must match)."""
+    config.registry.setdefault(WRITING_GETS, set()).update(paths)
+
+
 def reads_in_autocommit(request: Request) -> bool:
     """Whether this request's statements run in autocommit: a safe method on
     PostgreSQL, with the session factory bound to the service's engine (tests
-    bind it to an outer transaction instead)."""
+    bind it to an outer transaction instead), on a path that does not write
+    (`writes_on_get`)."""
     registry = request.registry
     return (request.method in SAFE_METHODS and "db.autocommit_engine" in registry
-            and registry["dbsession_factory"].kw.get("bind") is registry["db.engine"])
+            and registry["dbsession_factory"].kw.get("bind") is registry["db.engine"]
+            and request.environ.get("PATH_INFO") not in registry.get(WRITING_GETS, ()))
 
 
 def needs_transaction(request: Request) -> bool:

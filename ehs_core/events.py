@@ -31,7 +31,7 @@ from pyramid.request import Request
 if TYPE_CHECKING:
     from ehs_core.actions.models import CorrectiveAction
     from ehs_core.attachments.models import Attachment
-    from ehs_core.incidents.models import Incident
+    from ehs_core.incidents.models import Comment, Incident
     from ehs_core.investigation.models import Investigation, RootCause
     from ehs_core.sites.models import Site
     from ehs_core.users.models import Organization, User
@@ -244,6 +244,21 @@ class IncidentTransitioned(Event):
     target: str
     note: str | None
     changes: dict[str, Any]
+    actor_id: int | None
+
+
+class AfterCommentCreated(AfterCommit):
+    """After-commit twin of CommentCreated."""
+
+
+@dataclass(eq=False)
+class CommentCreated(Event):
+    """Someone commented on a report (incidents.comments.add_comment; a
+    transition's note travels in IncidentTransitioned instead)."""
+
+    after = AfterCommentCreated
+    incident: Incident
+    comment: Comment
     actor_id: int | None
 
 

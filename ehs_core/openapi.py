@@ -17,6 +17,7 @@ from pyramid.view import view_config
 from ehs_core import schemas as s
 from ehs_core.directives import register_once
 from ehs_core.plugins import enabled_plugins
+from ehs_core.webhooks.kinds import openapi_webhooks
 
 ERROR = {"type": "object", "required": ["error"], "properties": {
     "error": {"type": "string"},
@@ -225,6 +226,8 @@ def build(registry: Registry) -> dict[str, Any]:
                                 "configuration: the core and the enabled plugins "
                                 f"({', '.join(enabled_plugins(registry)) or 'none'})."},
         "paths": dict(sorted(paths.items())),
+        # What the service POSTs to the endpoints admins register (ehs_core.webhooks).
+        "webhooks": openapi_webhooks(registry),
         "components": {
             "schemas": {"Error": ERROR},
             "securitySchemes": {

@@ -11,6 +11,7 @@ def includeme(config: Configurator) -> None:
     config.registry[REGISTRY_KEY] = Passwords(config.get_settings()["ehs.password_profile"])
     config.add_identity_provider("session", session_identity)
     config.include(".origin")
+    config.include(".oidc")  # the company's identity provider, if configured
     config.add_periodic_job(ratelimit.PURGE_JOB, ratelimit.purge_job, ratelimit.PURGE_SCHEDULE)
     for name in ("magic_link", "password_reset", "invitation"):
         config.add_mail_template(name, f"ehs_core.mail:templates/{name}.txt")

@@ -14,12 +14,12 @@ from typing import Any
 
 import colander
 from pyramid.config import Configurator
-from pyramid.httpexceptions import HTTPFound
+from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
 
-from ehs_core.auth import signin
+from ehs_core.auth import oidc, signin
 from ehs_core.auth.schemas import (
     EmailSchema,
     LoginSchema,
@@ -29,6 +29,7 @@ from ehs_core.auth.schemas import (
 )
 from ehs_core.auth.sessions import end_current_session, end_user_sessions, start_session
 from ehs_core.auth.tokens import TokenPurpose, token_is_live
+from ehs_core.db import writes_on_get
 from ehs_core.errors import APIError
 from ehs_core.mail.choices import OPTIONAL_MAIL, set_mail_off
 from ehs_core.security import Permission
@@ -77,6 +78,55 @@ def organization_name(request: Request) -> str | None:
     are at their own company's service."""
     organization = signin.organization(request)
     return organization.name if organization is not None else None
+
+
+def company_sign_in(request: Request) -> dict[str, Any]:  # request.company_sign_in
+    """What the sign-in page says of the company's sign-in: its button's
+    label (None when none is configured), and whether passwords and emailed
+    links are still for everyone or only for admins."""
+    settings = oidc.oidc_settings(request.registry)
+    return {"oidc_label": settings.label if settings.enabled else None,
+            "local_for_admins_only": settings.enabled and not settings.local_sign_in}
+
+
+def start_company_sign_in(request: Request) -> Any:
+    """The button (a link: the page's `form-action 'self'` would stop a
+    form's redirect to the provider): off to the provider, with the `state`
+    in a cookie that only this browser sends back (SameSite=Lax: the
+    provider's redirect back is a top-level GET, which carries it)."""
+    if not oidc.oidc_settings(request.registry).enabled:
+        raise HTTPNotFound()
+    target = safe_next(request, request.GET.get("next"))
+    try:
+        url, state = oidc.begin(request, target)
+    except (oidc.SignInRefused, OSError, ValueError, KeyError) as exc:
+        oidc.log.warning("OpenID Connect sign-in could not start: %s", exc)
+        request.response.status = 502
+        message = oidc._("Your company's sign-in cannot be reached just now. Try again in a moment.")
+        return {"values": {}, "next": target, "link_sent": False,
+                "errors": {"_": request.localizer.translate(message)}}
+    response = HTTPFound(location=url)
+    response.set_cookie(oidc.STATE_COOKIE, state, httponly=True, samesite="Lax", path=oidc.CALLBACK_PATH,
+                        secure=request.registry.settings["ehs.session_secure"],
+                        max_age=int(oidc.REQUEST_LIFETIME.total_seconds()))
+    return response
+
+
+def company_sign_in_callback(request: Request) -> Any:
+    """The provider's answer: signed in and on to where the person was
+    going, or the sign-in page saying why not."""
+    if not oidc.oidc_settings(request.registry).enabled:
+        raise HTTPNotFound()
+    try:
+        user, target = oidc.finish(request, request.GET, request.cookies.get(oidc.STATE_COOKIE))
+    except oidc.SignInRefused as refusal:
+        request.response.status = refusal.status
+        request.response.delete_cookie(oidc.STATE_COOKIE, path=oidc.CALLBACK_PATH)
+        return {"values": {}, "next": request.route_path("home"), "link_sent": False,
+                "errors": {"_": request.localizer.translate(refusal.message)}}
+    response = signed_in_redirect(request, user, safe_next(request, target))
+    response.delete_cookie(oidc.STATE_COOKIE, path=oidc.CALLBACK_PATH)
+    return response
 
 
 def sign_in(request: Request) -> Any:
@@ -259,6 +309,14 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.sign_in", "/sign-in")
     config.add_route("page.sign_in_link", "/sign-in/link")
     config.add_route("page.sign_out", "/sign-out")
+    config.add_request_method(company_sign_in, "company_sign_in", reify=True)
+    writes_on_get(config, "/sign-in/oidc", oidc.CALLBACK_PATH)  # on PostgreSQL too
+    config.add_route("page.oidc_start", "/sign-in/oidc")
+    config.add_route("page.oidc_callback", oidc.CALLBACK_PATH)
+    config.add_view(start_company_sign_in, route_name="page.oidc_start", request_method="GET",
+                    renderer="auth/sign_in.html", permission=PUBLIC)
+    config.add_view(company_sign_in_callback, route_name="page.oidc_callback", request_method="GET",
+                    renderer="auth/sign_in.html", permission=PUBLIC)
     config.add_route("page.setup", "/setup")
     config.add_route("page.magic", "/auth/magic")
     config.add_route("page.reset", "/auth/reset")

@@ -16,6 +16,7 @@ from pyramid.request import Request
 from sqlalchemy import exists, select
 
 from ehs_core.auth import ratelimit
+from ehs_core.auth.oidc import local_sign_in_allowed
 from ehs_core.auth.passwords import passwords
 from ehs_core.auth.sessions import end_user_sessions
 from ehs_core.auth.tokens import TokenPurpose, consume_token, issue_token, retire_tokens
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 BAD_LINK = "This link is invalid, has expired or was already used"
 # Where the emailed links lead (the pages that POST the token).
 LINK_PATHS = {TokenPurpose.magic_link: "/auth/magic", TokenPurpose.password_reset: "/auth/reset"}
+# Password and emailed-link sign-in switched off for non-admins (oidc.local_sign_in).
+COMPANY_ONLY = "Sign in with your company account"
 LINK_TEMPLATES = {TokenPurpose.magic_link: "magic_link", TokenPurpose.password_reset: "password_reset"}
 
 
@@ -101,6 +104,9 @@ def authenticate(request: Request, email: str, password: str) -> User:
         log.warning("failed sign-in (user %s)", user.id if user else "unknown")
         attempt.failed()
         raise Refusal(401, "Invalid email or password")
+    if not local_sign_in_allowed(request.registry, user.role):
+        log.warning("user %s refused a password sign-in: the company's sign-in replaces it", user.id)
+        raise Refusal(403, COMPANY_ONLY)
     if hasher.needs_rehash(stored):
         user.password_hash = hasher.hash(password)
     log.info("user %s signed in with a password", user.id)
@@ -116,6 +122,8 @@ def send_link(request: Request, purpose: TokenPurpose, email: str) -> None:
         select(User).where(User.email == email, User.active.is_(True))).scalar()
     if limited:
         log.warning("%s mail not sent: sending limit reached for an address", purpose)
+    elif user is not None and not local_sign_in_allowed(request.registry, user.role):
+        log.info("%s mail not sent: user %s signs in through the company's sign-in", purpose, user.id)
     elif user is not None:
         token = issue_token(request.dbsession, user.id, purpose)
         base = request.registry.settings["ehs.public_url"]
@@ -127,6 +135,8 @@ def _active_user(request: Request, user_id: int | None) -> User:
     user = request.dbsession.get(User, user_id) if user_id is not None else None
     if user is None or not user.active:
         raise APIError(400, BAD_LINK)
+    if not local_sign_in_allowed(request.registry, user.role):
+        raise APIError(403, COMPANY_ONLY)
     return user
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import select
 
 from ehs_core.db import utcnow
 from ehs_core.errors import Conflict, Unprocessable
+from ehs_core.events import CommentCreated, actor, publish
 from ehs_core.idempotency import stored_under
 from ehs_core.incidents.models import Comment, Incident
 
@@ -38,4 +39,5 @@ def add_comment(request: Request, incident: Incident, body: str,
                       client_id=client_id)
     request.dbsession.add(comment)
     request.dbsession.flush()
+    publish(request, CommentCreated(request, incident=incident, comment=comment, actor_id=actor(request)))
     return comment, True

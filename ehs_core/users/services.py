@@ -45,17 +45,22 @@ def _assignable_users(request: Request) -> list[tuple[int, str, str]]:
         .order_by(func.lower(User.name), User.id))]
 
 
-def create_user(request: Request, data: dict[str, Any]) -> tuple[User, bool]:
+def create_user(request: Request, data: dict[str, Any], *,
+                organization_id: int | None = None) -> tuple[User, bool]:
     """A user in the admin's organization; returns (user, invited). Without
-    a password the user is invited (auth mails the link)."""
+    a password the user is invited (auth mails the link). With
+    `organization_id`, a user made by their own first sign-in through the
+    company's identity provider: nobody to invite, nobody signed in."""
     email = normalize_email(data["email"])
     dbsession = request.dbsession
     if dbsession.execute(select(User.id).where(User.email == email)).first():
         raise Conflict("A user with this email already exists")
-    user = User(organization_id=request.identity.account.organization_id, name=data["name"],
-                email=email, role=data["role"], active=True)
-    invited = "password" not in data
-    if not invited:
+    if organization_id is None:
+        organization_id = request.identity.account.organization_id
+    user = User(organization_id=organization_id, name=data["name"], email=email, role=data["role"],
+                active=True)
+    invited = "password" not in data and request.identity is not None
+    if "password" in data:
         user.password_hash = passwords(request.registry).hash(data["password"])
     dbsession.add(user)
     try:
@@ -64,7 +69,7 @@ def create_user(request: Request, data: dict[str, Any]) -> tuple[User, bool]:
         # Two admins adding the same address at once: the unique key decides.
         raise Conflict("A user with this email already exists") from None
     publish(request, UserCreated(request, user=user, invited=invited, actor_id=actor(request)))
-    log.info("user %s created user %s (role %s)", request.identity.user_id, user.id, user.role)
+    log.info("user %s created user %s (role %s)", actor(request), user.id, user.role)
     return user, invited
 
 
