@@ -79,6 +79,10 @@ def test_the_report_page_on_a_phone_errors_by_their_fields_and_a_kept_draft(live
     page.locator("#reference").get_by_text("INC-0001").wait_for()
     assert_accessible(page)
     assert admin.get("/api/incidents/1").json["title"] == "Pallet blocking the exit"
+    # Sent: nothing of it is kept.
+    page.reload()
+    assert page.locator("#draft-offer").is_hidden()
+    assert page.get_by_label("What happened? (short title)").input_value() == ""
 
 
 def test_a_revoked_link_says_what_to_do(live, new_page):
@@ -149,8 +153,7 @@ def test_an_abandoned_report_is_not_shown_to_the_next_person(live, new_page):
     page.clock.pause_at(page.evaluate("() => Date.now()") + 11 * 60 * 1000)
     page.reload()
     assert form_is_empty(page) and page.locator("#draft-offer").is_hidden()
-    # Another window (another visitor's page) never sees a draft, nor does
-    # the page once a report is sent.
+    # Another window (another visitor's page) never sees a draft.
     other = new_page(viewport=PHONE)
     other.goto(address)
     assert form_is_empty(other) and other.locator("#draft-offer").is_hidden()
