@@ -211,6 +211,10 @@ class StrList(JSONType):
             raise colander.Invalid(node, f"At most {self.max_items} items")
         if any(len(item) > self.max_length for item in value):
             raise colander.Invalid(node, f"Each item at most {self.max_length} characters")
+        for item in value:
+            problem = text_problem(item)
+            if problem:
+                raise colander.Invalid(node, problem)
         return [item.strip() for item in value]
 
 
@@ -268,6 +272,8 @@ def text(max_length: int, *, min_length: int = 0, missing: Any = required,
 # filters); anything much deeper is an attack on the parser, not data.
 MAX_DEPTH = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Control characters but tab, line feed and carriage return: C0, DEL and C1.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _no_constant(name: str) -> None:
@@ -283,13 +289,19 @@ def _join(path: str, key: str | int) -> str:
 
 
 def text_problem(value: str) -> str | None:
-    """What makes a string unstorable: a lone UTF-16 surrogate (JSON's
-    "\\ud800" escape) cannot be encoded for the database, and NUL ends a
-    C string in PostgreSQL."""
+    """What makes a string unstorable or no text: a lone UTF-16 surrogate
+    (JSON's "\\ud800" escape) cannot be encoded for the database, NUL ends
+    a C string in PostgreSQL (a 500 there), and the other control
+    characters (but tab and line breaks) are no part of what a person
+    writes, only of what is injected into terminals, logs and CSV files
+    (OWASP Input Validation cheat sheet: free text allow-lists its
+    characters). The
+    API's parser, its schema types and the pages' forms (which validate
+    through the same types) all ask this."""
     if _SURROGATE.search(value):
         return "Must be valid Unicode text (no lone surrogate characters)"
-    if "\x00" in value:
-        return "Must not contain NUL characters"
+    if _CONTROL.search(value):
+        return "Must not contain control characters (only tabs and line breaks)"
     return None
 
 

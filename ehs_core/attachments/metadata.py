@@ -8,7 +8,9 @@ re-encoded by Pillow (pillow-heif for HEIC) from their pixels alone: the
 orientation is applied to the pixels first, the colour profile is kept,
 everything else is left behind. A photo without metadata is kept byte for
 byte (no loss of quality for nothing); a file that claims to be a photo
-but cannot be read is refused. GIF and PDF files are kept as sent.
+but cannot be read is refused. GIF and PDF files are kept as sent. Every
+photo, a GIF too, is first opened within the bounds of `decoding` (its
+pixels counted from its header, then one of the process's decode slots).
 """
 
 from __future__ import annotations

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import colander
 from pyramid.request import Request
 from pyramid.view import view_config
 
-from ehs_core.incidents.models import Status
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.serialize import incident_json
-from ehs_core.schemas import Choice, field, text
 from ehs_core.security import Permission
+from ehs_core.workflow.schemas import TransitionSchema
 from ehs_core.workflow.transitions import move_incident
-
-
-class TransitionSchema(colander.MappingSchema):
-    to = field(Choice(Status))
-    note = text(20000, missing=None, nullable=True)
 
 
 @view_config(route_name="incident.transitions", request_method="POST", renderer="json",

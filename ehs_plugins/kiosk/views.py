@@ -164,6 +164,12 @@ def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
+# How long an unsent report is kept without anyone typing (kiosk.js): a link
+# often runs on a shared tablet, and an abandoned report (a name, an injury,
+# a diagnosis) must not outlive the person who typed it.
+DRAFT_IDLE_SECONDS = 10 * 60
+
+
 # The address holds the link's token, and the page posts with fetch (whose
 # Origin no referrer policy removes): no Referer at all.
 KIOSK_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer"}
@@ -188,6 +194,7 @@ def report_page(request: Request) -> Response:
             site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
         response = render_to_response(TEMPLATES + "report.html", {
             "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
-            "sites": config["sites"], "site_id": site_id, "area_id": area_id}, request=request)
+            "sites": config["sites"], "site_id": site_id, "area_id": area_id,
+            "draft_idle_seconds": DRAFT_IDLE_SECONDS}, request=request)
     response.headers.update(KIOSK_HEADERS)
     return response

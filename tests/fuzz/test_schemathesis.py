@@ -4,7 +4,9 @@ signed in as an admin and as a reporter, with valid and with invalid data
 codes, content types, schemas, headers), invalid data is refused, undeclared
 methods answer 405 with Allow, and no operation that needs a session answers
 without one (the session is schemathesis' own auth, so its `ignored_auth`
-check drops it and sends a forged one).
+check drops it and sends a forged one). The reporting link's operations
+(`/api/kiosk/`, the multipart report among them) get a link's
+`X-Kiosk-Token` instead, dropped and forged alike.
 
 Bounded by EHS_FUZZ_EXAMPLES (examples per operation and mode, default 8) so
 CI stays fast. Valid-looking data may still be refused by business rules (a
@@ -53,6 +55,11 @@ def seeded(admin):
 
 
 @pytest.fixture
+def kiosk_token(seeded):
+    return seeded.post_json("/api/kiosks", {"name": "Fuzz gate"}).json["token"]
+
+
+@pytest.fixture
 def admin_session(seeded, dbsession):
     return session_minter(dbsession, seeded.get("/api/auth/me").json["user"]["id"])
 
@@ -66,7 +73,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database
                 suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
 
 
-def fuzz(registry, mint) -> list[str]:
+def fuzz(registry, mint, kiosk_token: str) -> list[str]:
     """Run every operation in both modes; return one line per failing operation."""
     api = schemathesis.openapi.from_wsgi("/api/openapi.json", registry["wsgi_app"])
 
@@ -80,7 +87,17 @@ def fuzz(registry, mint) -> list[str]:
         def set(self, case, data, ctx):
             case.cookies = dict(case.cookies or {}) | {"service_session": data}
 
-    api.auth(refresh_interval=None)(Session)
+    class KioskToken:
+        """A reporting link's token, for the link's own operations."""
+
+        def get(self, case, ctx):
+            return kiosk_token
+
+        def set(self, case, data, ctx):
+            case.headers = dict(case.headers or {}) | {"X-Kiosk-Token": data}
+
+    api.auth(refresh_interval=None).skip_for(path_regex="^/api/kiosk/")(Session)
+    api.auth(refresh_interval=None).apply_to(path_regex="^/api/kiosk/")(KioskToken)
     # Negative examples get the body and parameters wrong, not the session
     # (ignored_auth drops and forges that one).
     api.config.generation.update(with_security_parameters=False)
@@ -106,10 +123,10 @@ def fuzz(registry, mint) -> list[str]:
     return failures
 
 
-def test_api_as_admin_conforms_and_never_fails(registry, admin_session):
-    assert fuzz(registry, admin_session) == []
+def test_api_as_admin_conforms_and_never_fails(registry, admin_session, kiosk_token):
+    assert fuzz(registry, admin_session, kiosk_token) == []
 
 
-def test_api_as_reporter_conforms_and_never_fails(registry, reporter_session):
-    assert fuzz(registry, reporter_session) == []
+def test_api_as_reporter_conforms_and_never_fails(registry, reporter_session, kiosk_token):
+    assert fuzz(registry, reporter_session, kiosk_token) == []
 

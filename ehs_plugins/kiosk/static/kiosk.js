@@ -1,12 +1,20 @@
-// Kiosk report page. The typed report is kept in localStorage until the
-// server confirms it, so a network failure loses nothing; every attempt of
-// one report sends the same clientId, so a retry never files it twice.
+// Kiosk report page. The typed report is kept until the server confirms
+// it, so a network failure loses nothing; every attempt of one report sends
+// the same clientId, so a retry never files it twice.
+// A link often runs on a shared tablet: the draft lives in this window only
+// (sessionStorage) and for the idle time the page names (data-idle-seconds)
+// without typing, after which the form is cleared; "Start over" and a sent
+// report clear it too, and a draft found when the page opens is restored
+// only when the person asks for it.
 (function () {
   "use strict";
   var form = document.getElementById("report");
   var statusBox = document.getElementById("status");
   var token = form.getAttribute("data-token");
   var draftKey = "ehs-kiosk-draft:" + token.slice(0, 12);
+  var idleMs = parseInt(form.getAttribute("data-idle-seconds"), 10) * 1000;
+  var offer = document.getElementById("draft-offer");
+  var idleTimer = null;
   var fields = ["title", "type", "severity", "occurredAt", "siteId", "areaId", "locationDetail",
                 "description", "immediateAction", "reporterName"];
   var words = document.getElementById("words").dataset;
@@ -35,14 +43,46 @@
     minutes = Math.abs(minutes);
     return value + (value.length === 16 ? ":00" : "") + sign + pad(Math.floor(minutes / 60)) + ":" + pad(minutes % 60);
   }
+  function forgetDraft() {
+    try { sessionStorage.removeItem(draftKey); } catch (e) { /* storage refused */ }
+  }
+  // The draft of this window, unless the idle time has passed since it was typed.
   function loadDraft() {
-    try { return JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { return null; }
+    var draft;
+    try { draft = JSON.parse(sessionStorage.getItem(draftKey) || "null"); } catch (e) { return null; }
+    if (draft && !(Date.now() - (draft.savedAt || 0) < idleMs)) {
+      forgetDraft();
+      return null;
+    }
+    return draft;
   }
   function saveDraft() {
     var draft = loadDraft() || { clientId: uuid() };
     fields.forEach(function (name) { draft[name] = form.elements[name].value; });
-    try { localStorage.setItem(draftKey, JSON.stringify(draft)); } catch (e) { /* private mode */ }
+    draft.savedAt = Date.now();
+    try { sessionStorage.setItem(draftKey, JSON.stringify(draft)); } catch (e) { /* private mode */ }
     return draft;
+  }
+  // An empty form, as the page came, and no draft.
+  function startOver(message) {
+    clearTimeout(idleTimer);
+    forgetDraft();
+    offer.hidden = true;
+    form.reset();
+    form.elements.occurredAt.value = localNow();
+    filterAreas();
+    clearErrors();
+    say(message || "");
+  }
+  // Typing keeps the draft and starts the idle time again.
+  function typed() {
+    if (!offer.hidden) {  // a new report, not the one found: that one goes
+      forgetDraft();
+      offer.hidden = true;
+    }
+    saveDraft();
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(function () { startOver(words.cleared); }, idleMs);
   }
   function filterAreas() {
     var site = form.elements.siteId.value;
@@ -112,15 +152,32 @@
     statusBox.className = isError ? "error" : "";
   }
 
-  var draft = loadDraft();
-  if (draft) {
+  // Drafts of earlier versions of this page were kept in localStorage for good.
+  try { localStorage.removeItem(draftKey); } catch (e) { /* storage refused */ }
+  if (loadDraft()) { offer.hidden = false; }
+  document.getElementById("draft-continue").addEventListener("click", function () {
+    var draft = loadDraft();
+    offer.hidden = true;
+    if (!draft) { startOver(words.cleared); return; }
     fields.forEach(function (name) { if (draft[name]) { form.elements[name].value = draft[name]; } });
+    filterAreas();
     say(words.restored);
-  }
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(function () { startOver(words.cleared); }, idleMs);
+    form.elements.title.focus();
+  });
+  document.getElementById("draft-discard").addEventListener("click", function () {
+    startOver("");
+    form.elements.title.focus();
+  });
+  document.getElementById("start-over").addEventListener("click", function () {
+    startOver(words.startedOver);
+    form.elements.title.focus();
+  });
   if (!form.elements.occurredAt.value) { form.elements.occurredAt.value = localNow(); }
   filterAreas();
   form.elements.siteId.addEventListener("change", filterAreas);
-  form.addEventListener("input", saveDraft);
+  form.addEventListener("input", typed);
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -165,7 +222,8 @@
         showErrors(issues, issues.length ? "" : (result.data.error || words.refused));
         return;
       }
-      localStorage.removeItem(draftKey);
+      clearTimeout(idleTimer);
+      forgetDraft();
       form.hidden = true;
       say("");
       document.getElementById("reference").textContent = result.data.reference;

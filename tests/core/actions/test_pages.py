@@ -86,6 +86,16 @@ def test_the_assignee_changes_the_status_in_place(team, number):
     team["reporter"].post(f"/actions/{hidden['id']}/status", {"status": "done"}, status=404)
 
 
+@pytest.mark.parametrize("bad", ["\x00", "\x01", "\x7f"], ids=["nul", "soh", "del"])
+def test_control_characters_in_an_action_note_are_refused_as_by_the_api(team, number, bad):
+    """A NUL in an action's note was a 500 on PostgreSQL."""
+    action = add_action(team["supervisor"], number, title="Replace the hose",
+                        assigneeId=team["reporter"].user["id"])
+    refused = team["reporter"].post(f"/actions/{action['id']}/note", {"body": f"Ordered{bad}"}, status=400)
+    assert "control characters" in refused.text
+    assert team["supervisor"].get(f"/api/incidents/{number}/comments").json == []
+
+
 def test_the_action_page_takes_a_note_and_marks_it_done(team, number):
     cause = add_root_cause(team["supervisor"], number, description="The hose was worn")
     action = add_action(team["supervisor"], number, title="Replace the hose", rootCauseId=cause["id"],

@@ -420,6 +420,21 @@ def test_two_people_of_one_name_are_told_apart_in_comments_and_history(team, sit
     assert [c["author"]["name"] for c in comments] == ["sue  SAFETY", "Sue Safety"]
 
 
+@pytest.mark.parametrize("bad", ["\x00", "\x01", "\x7f"], ids=["nul", "soh", "del"])
+def test_control_characters_in_a_transition_note_or_a_comment_are_refused_as_by_the_api(team, site, bad):
+    """A NUL in a transition's note was a 500 on PostgreSQL."""
+    number = report(team["reporter"], site)["number"]
+    moved = team["supervisor"].post(f"/incidents/{number}/transition", {"to": "triage", "note": f"Go{bad}"},
+                                    status=400)
+    assert "control characters" in moved.text
+    said = team["supervisor"].post(f"/incidents/{number}/comments", {"body": f"Hi{bad}"}, status=400)
+    assert "control characters" in said.text
+    assert team["supervisor"].get(f"/api/incidents/{number}").json["status"] == "reported"
+    assert team["supervisor"].get(f"/api/incidents/{number}/comments").json == []
+    team["supervisor"].post_json(f"/api/incidents/{number}/transitions", {"to": "triage", "note": f"Go{bad}"},
+                                 status=400)
+
+
 def test_times_are_shown_in_the_sites_zone(team, admin):
     site = admin.post_json("/api/sites", {"name": "Tokyo", "timezone": "Asia/Tokyo"}).json["id"]
     number = report(team["admin"], site, occurredAt="2026-01-05T23:30:00Z")["number"]

@@ -82,6 +82,22 @@ def test_a_cause_and_its_why_chain_grow_one_answer_at_a_time(team, number):
     assert len(detail(boss, number)["rootCauses"][0]["whys"]) == 3
 
 
+@pytest.mark.parametrize("bad", ["\x00", "\x01", "\x1b[31m", "\x7f"], ids=["nul", "soh", "esc", "del"])
+def test_control_characters_in_a_why_or_a_cause_are_refused_as_by_the_api(team, number, bad):
+    """A NUL was stored in a root cause's "why" (the page skipped the API's
+    text rules); now the page refuses it next to the field, as the API does."""
+    boss = team["supervisor"]
+    cause = add_root_cause(boss, number, description="The hose burst")
+    before = detail(boss, number)["rootCauses"]
+    refused = boss.post(f"/incidents/{number}/root-causes/{cause['id']}/whys",
+                        {"answer": f"It was{bad}worn"}, status=400)
+    assert f'id="why-{cause["id"]}-error"' in refused.text and "control characters" in refused.text
+    boss.post(f"/incidents/{number}/root-causes", {"category": "equipment", "description": f"Hose{bad}",
+                                                  "why": "Worn"}, status=400)
+    assert detail(boss, number)["rootCauses"] == before
+    boss.patch_json(f"/api/root-causes/{cause['id']}", {"whys": [f"a{bad}b"]}, status=400)
+
+
 def test_htmx_swaps_only_the_workspace_and_keeps_the_place(team, number):
     boss = team["supervisor"]
     cause = add_root_cause(boss, number, whys=[])
