@@ -40,7 +40,7 @@ from ehs_core.audit.timeline import (
     translated,
 )
 from ehs_core.errors import DomainError
-from ehs_core.incidents import FACTORY, comments, filing, listing
+from ehs_core.incidents import FACTORY, comments, export, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
@@ -287,6 +287,7 @@ def incident_list(request: Request) -> dict[str, Any]:
         "items": page.items,
         "rows_html": rows_html(request, page.items, zones, incident_path),
         "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
+        "export_limit": export.MAX_ROWS,
         "total_exact": page.exact, "has_next": page.page < pages if pages else True,
         "total_text": number(page.total),
         "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},

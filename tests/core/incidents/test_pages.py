@@ -609,3 +609,18 @@ def test_the_report_forms_area_picker_names_areas_by_their_path(team, admin, sit
     page = team["reporter"].get("/incidents/new")
     options = re.findall(r'<option value="\d+"[^>]*>([^<]+)</option>', page.text.split('id="areaId"', 1)[1])
     assert options[:4] == ["Dock", "Dock / Yard", "Warehouse", "Warehouse / Yard"]
+
+
+def test_the_export_link_says_when_it_holds_only_the_first_rows(team, site, monkeypatch):
+    """Issue #36 item 7: the export's 10,000-row limit (spec "Limits") is
+    said on the link, not met silently in the file."""
+    from ehs_core.incidents import export
+
+    for n in range(3):
+        report(team["admin"], site, title=f"Spill {n}")
+    assert "Export these as CSV" in team["supervisor"].get("/incidents").text
+    monkeypatch.setattr(export, "MAX_ROWS", 2)
+    page = team["supervisor"].get("/incidents")
+    assert "Export the first 2 of these as CSV" in page.text
+    link = re.search(r'href="([^"]*/api/incidents/export[^"]*)"', page.text).group(1).replace("&amp;", "&")
+    assert len(team["supervisor"].get(link).text.strip().splitlines()) == 3  # the header and 2 rows
