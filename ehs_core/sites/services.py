@@ -128,7 +128,7 @@ def _sites_and_areas(request: Request, include_archived: bool) -> tuple[list[dic
     for site in sites.values():
         by_id = {area["id"]: area for area in site["areas"]}
         for area in site["areas"]:
-            area["path"] = area_path(area, by_id)
+            area["path"] = areas[area["id"]]["path"] = area_path(area, by_id)
         # Pickers list areas by their path, so sub-areas sit under their parent.
         site["areas"].sort(key=lambda area: (area["path"].casefold(), area["id"]))
     return list(sites.values()), areas

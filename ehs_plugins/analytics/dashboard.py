@@ -21,7 +21,7 @@ from ehs_core.actions import today
 from ehs_core.errors import DomainError, invalid
 from ehs_core.incidents.models import IncidentType, Severity
 from ehs_core.security import Permission
-from ehs_core.sites.services import list_sites
+from ehs_core.sites.services import list_sites, site_index
 from ehs_core.ui.forms import errors_of
 from ehs_plugins.analytics import charts, saved_views, stats
 from ehs_plugins.analytics.views import analytics_answer, analytics_schema
@@ -122,8 +122,17 @@ def dashboard(request: Request) -> dict[str, Any]:
     severity_items = [(t(level.value.capitalize()), by_severity.get(level, 0),
                        list_link(request, filters, severity=level.value)) for level in Severity]
     places = data["locations"][:10]
-    place_items = [(p["siteName"] + (f" · {p['areaName']}" if p["areaName"] else ""), p["count"],
-                    list_link(request, filters, siteId=p["siteId"], areaId=p["areaId"])) for p in places]
+    # An area by its path ("Building A / Yard"), before its site: the chart
+    # cuts long labels at their end, where three sites' "Yard" read the same.
+    areas = site_index(request)["area"]
+
+    def place(p: dict[str, Any]) -> str:
+        if not p["areaName"]:
+            return p["siteName"]
+        return f"{areas[p['areaId']]['path'] if p['areaId'] in areas else p['areaName']} · {p['siteName']}"
+
+    place_items = [(place(p), p["count"], list_link(request, filters, siteId=p["siteId"], areaId=p["areaId"]))
+                   for p in places]
     # A category is the investigator's own words ("People / PPE"), shown as typed.
     cause_items = [(c["category"], c["count"], None) for c in data["rootCauses"]]
     actions = data["actions"]
@@ -136,7 +145,7 @@ def dashboard(request: Request) -> dict[str, Any]:
             "trend": trend_chart(request, data, filters),
             "by_type": charts.bars(type_items, height=200), "type_items": type_items,
             "by_severity": charts.bars(severity_items, height=200), "severity_items": severity_items,
-            "grid": grid, "places": charts.hbars(place_items), "place_items": place_items,
+            "grid": grid, "places": charts.hbars(place_items, label_width=260), "place_items": place_items,
             "causes": charts.hbars(cause_items), "cause_items": cause_items,
             "actions_chart": charts.hbars(action_items, label_width=120), "action_items": action_items,
             "heat": charts.heatmap(heat), "busiest": busiest if busiest and busiest[2] else None,

@@ -95,3 +95,21 @@ def test_a_shared_address_of_an_archived_or_unknown_site_says_so_and_never_fails
             refused = who.get("/analytics", {"period": "30", "siteId": site_id}, status=400)
             assert refused.html.find("div", id="error-summary").find("a", href="#siteId"), site_id
         assert "There is no such site" in who.get("/analytics", {"siteId": 99999}, status=400).text
+
+
+def test_places_name_each_area_by_its_path_before_its_site(make_user, admin):
+    """Issue #36 item 7: sub-areas of one name under different parents, at
+    a site with a long name, read apart in the chart and its table."""
+    from ehs_core.testing import new_area
+
+    site = new_site(admin, "North Distribution Center of the Company")["id"]
+    for parent_name in ("Building A", "Building B"):
+        parent = new_area(admin, site, parent_name)
+        yard = new_area(admin, site, "Yard", parentId=parent["id"])
+        report(admin, site, midnight(day(-2)), areaId=yard["id"])
+    from html import unescape
+
+    text = unescape(make_user("supervisor").get("/analytics", {"period": "30"}).text)
+    for parent_name in ("Building A", "Building B"):
+        assert f">{parent_name} / Yard · North Distribution Center of the Company<" in text  # the table
+        assert f">{parent_name} / Yard · North...<" in text  # the chart's label, cut where it differs no more
