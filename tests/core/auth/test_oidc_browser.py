@@ -22,6 +22,9 @@ from ehs_core.testing import PASSWORD, backends, postgres_database
 from ehs_core.users.models import User
 from tests.core.auth.oidc_support import running_provider
 
+# The provider and the service share two cores with everything else: the
+# round trip through both may take a while.
+SLOW = 15_000
 ACCOUNTS = {
     "00u-alice-7f3a": {"email": "Alice@Acme.test", "email_verified": True, "name": "Alice at Acme ID"},
     "00u-bruno-91c2": {"email": "bruno@acme.test", "email_verified": True, "name": "Bruno Newcomer"},
@@ -55,7 +58,7 @@ def live_settings(provider) -> dict[str, Any]:
 def start(page, live) -> None:
     page.goto(f"{live.url}/sign-in")
     page.get_by_role("link", name="Sign in with Acme ID").click()
-    expect(page.get_by_placeholder("Enter any login")).to_be_visible()
+    expect(page.get_by_placeholder("Enter any login")).to_be_visible(timeout=SLOW)
 
 
 def at_provider(page, subject: str) -> None:
@@ -85,8 +88,8 @@ def test_company_sign_in_links_matches_creates_and_refuses(live, provider, new_p
 
     page = new_page()
     page.goto(f"{live.url}/sign-in")
-    expect(page.get_by_role("link", name="Sign in with Acme ID")).to_be_visible()
-    expect(page.get_by_text("Passwords and emailed links are for admins only.")).to_be_visible()
+    expect(page.get_by_role("link", name="Sign in with Acme ID")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_text("Passwords and emailed links are for admins only.")).to_be_visible(timeout=SLOW)
     assert_accessible(page)
     # The button sends the browser to the provider with PKCE, state and nonce.
     with page.expect_request(re.compile(re.escape(provider.issuer) + "/auth")) as sent:
@@ -97,7 +100,7 @@ def test_company_sign_in_links_matches_creates_and_refuses(live, provider, new_p
         assert part in asked
     at_provider(page, "00u-alice-7f3a")
     # First sign-in: the existing user, by the provider's verified e-mail.
-    expect(page.get_by_role("heading", name="Hello, Alice Auditor")).to_be_visible()
+    expect(page.get_by_role("heading", name="Hello, Alice Auditor")).to_be_visible(timeout=SLOW)
     assert links(live) == [("00u-alice-7f3a", alice["id"])]
     me = page.request.get(f"{live.url}/api/auth/me").json()
     assert me["user"]["id"] == alice["id"] and me["user"]["role"] == "supervisor"
@@ -109,12 +112,12 @@ def test_company_sign_in_links_matches_creates_and_refuses(live, provider, new_p
         session.execute(update(User).where(User.id == alice["id"]).values(email="alice.auditor@acme.test"))
         session.commit()
     again = sign_in(new_page, live, "00u-alice-7f3a")
-    expect(again.get_by_role("heading", name="Hello, Alice Auditor")).to_be_visible()
+    expect(again.get_by_role("heading", name="Hello, Alice Auditor")).to_be_visible(timeout=SLOW)
     assert links(live) == [("00u-alice-7f3a", alice["id"])]
 
     # An unknown person of an allowed domain is created, as a reporter.
     bruno = sign_in(new_page, live, "00u-bruno-91c2")
-    expect(bruno.get_by_role("heading", name="Hello, Bruno Newcomer")).to_be_visible()
+    expect(bruno.get_by_role("heading", name="Hello, Bruno Newcomer")).to_be_visible(timeout=SLOW)
     created = bruno.request.get(f"{live.url}/api/auth/me").json()["user"]
     assert (created["email"], created["role"]) == ("bruno@acme.test", "reporter")
 
@@ -122,7 +125,7 @@ def test_company_sign_in_links_matches_creates_and_refuses(live, provider, new_p
     for subject, says in (("00u-carol-5d10", "did not confirm your e-mail address"),
                           ("00u-dave-0b77", "No account here matches your company sign-in")):
         refused = sign_in(new_page, live, subject)
-        expect(refused.get_by_role("alert")).to_contain_text(says)
+        expect(refused.get_by_role("alert")).to_contain_text(says, timeout=SLOW)
         assert refused.request.get(f"{live.url}/api/auth/me").status == 401
     assert len(admin.get("/api/users").json) == 3
 
@@ -130,7 +133,7 @@ def test_company_sign_in_links_matches_creates_and_refuses(live, provider, new_p
     admin.patch_json(f"/api/users/{alice['id']}", {"active": False})
     assert again.request.get(f"{live.url}/api/auth/me").status == 401
     refused = sign_in(new_page, live, "00u-alice-7f3a")
-    expect(refused.get_by_role("alert")).to_contain_text("This account is deactivated")
+    expect(refused.get_by_role("alert")).to_contain_text("This account is deactivated", timeout=SLOW)
     assert refused.request.get(f"{live.url}/api/auth/me").status == 401
     assert_accessible(refused)
 
@@ -157,17 +160,17 @@ def test_an_answer_meant_for_another_browser_is_refused(live, provider, new_page
     captured: list[str] = []
     attacker.on("request", lambda r: "/sign-in/oidc/callback" in r.url and captured.append(r.url))
     at_provider(attacker, "00u-alice-7f3a")
-    expect(attacker.get_by_role("alert")).to_contain_text("This sign-in was not started here")
+    expect(attacker.get_by_role("alert")).to_contain_text("This sign-in was not started here", timeout=SLOW)
     assert captured and "code=" in captured[0] and "state=" in captured[0]
 
     victim = new_page()
     start(victim, live)  # the victim's browser holds a state cookie of its own
     victim.goto(captured[0])
-    expect(victim.get_by_role("alert")).to_contain_text("This sign-in was not started here")
+    expect(victim.get_by_role("alert")).to_contain_text("This sign-in was not started here", timeout=SLOW)
     assert victim.request.get(f"{live.url}/api/auth/me").status == 401
     # A made-up state with no sign-in under way fares no better.
     victim.goto(f"{live.url}/sign-in/oidc/callback?code=abc&state=forged")
-    expect(victim.get_by_role("alert")).to_contain_text("This sign-in was not started here")
+    expect(victim.get_by_role("alert")).to_contain_text("This sign-in was not started here", timeout=SLOW)
     assert links(live) == []
 
 
@@ -184,7 +187,7 @@ def test_an_id_token_for_another_sign_in_is_refused(live, provider, new_page):
         session.execute(update(OIDCRequest).values(nonce="the-nonce-of-another-sign-in"))
         session.commit()
     at_provider(page, "00u-alice-7f3a")
-    expect(page.get_by_role("alert")).to_contain_text("answer could not be verified")
+    expect(page.get_by_role("alert")).to_contain_text("answer could not be verified", timeout=SLOW)
     assert page.request.get(f"{live.url}/api/auth/me").status == 401
     assert links(live) == []
     with live.registry["dbsession_factory"]() as session:
