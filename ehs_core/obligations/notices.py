@@ -1,14 +1,13 @@
 """The reminder before an obligation's due time and the alert once it is
 overdue, each sent once: the periodic job claims an obligation by setting
 its marker (`reminded_at`, `alerted_at`) in an UPDATE that only a row
-without it matches, commits, and only then queues the mail. Two workers
-running the job at once cannot both claim a row; a claim whose mail could
-not be queued is logged, never sent twice."""
+without it matches, and writes the mail to the outbox in the same
+transaction. Two runs at once cannot both claim a row, and a run that
+fails leaves neither the marker nor the mail."""
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from typing import Any
 
 from pyramid.registry import Registry
@@ -24,8 +23,6 @@ from ehs_core.security import ROLE_ORDER, Role, role_at_least
 from ehs_core.sites.models import Site
 from ehs_core.ui.rendering import when
 from ehs_core.users.models import User
-
-log = logging.getLogger(__name__)
 
 NOTICE_JOB = "obligations.notices"
 
@@ -56,14 +53,17 @@ def _claim(dbsession: Any, obligation_id: int, marker: Any, now: dt.datetime) ->
 def send_notices(registry: Registry, now: dt.datetime | None = None) -> int:
     """Remind of open obligations whose reminder time has come and alert of
     those past due, to the organization's active people who handle the kind
-    (supervisors at least: they see every incident); returns how many mails
-    were queued. Each mail is a row of the outbox written in the transaction
-    that marks the obligation reminded or alerted: both happen, or neither."""
+    (supervisors at least: they see every incident). Each mail goes to the
+    outbox in the transaction that sets the marker, under a key of its own
+    (notice, obligation, due time, recipient): sent once for that due time
+    even if the job runs twice, and again when the due time moves later
+    (`services.open_obligation` clears the markers then). Returns how many
+    mails were queued."""
     now = now or utcnow()
     known = kinds(registry)
     public_url = registry.settings["ehs.public_url"]
     queued = 0
-    with registry["dbsession_factory"]() as dbsession:
+    with registry["dbsession_factory"]() as dbsession, dbsession.begin():
         rows = dbsession.execute(
             select(Obligation, Incident.number, Site.timezone)
             .outerjoin(Incident, Incident.id == Obligation.incident_id)
@@ -85,16 +85,16 @@ def send_notices(registry: Registry, now: dt.datetime | None = None) -> int:
             least = max(kind.handled_by, Role.supervisor, key=ROLE_ORDER.index)
             recipients = [email for organization_id, email, role in people
                           if organization_id == obligation.organization_id and role_at_least(role, least)]
-            message = render(registry, "obligation_overdue" if overdue else "obligation_reminder",
-                             title=obligation.title,
+            notice = "obligation_overdue" if overdue else "obligation_reminder"
+            message = render(registry, notice, title=obligation.title,
                              about=f" for {reference(number)}" if number is not None else "",
                              due=when(obligation.due_at, timezone, registry=registry),
                              left=span(obligation.due_at - now), fulfilled_by=kind.fulfilled_by or "-",
                              public_url=public_url)
             for email in recipients:
-                queue_mail(dbsession, registry, email, message)
-            queued += len(recipients)
-        dbsession.commit()
+                key = f"{notice}:{obligation.id}:{obligation.due_at.isoformat()}:{email}"
+                queue_mail(dbsession, registry, email, message, key=key)
+                queued += 1
     if queued:
         wake(registry)
     return queued

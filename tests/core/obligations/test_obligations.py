@@ -192,6 +192,20 @@ def test_a_reminder_before_the_due_time_and_an_alert_once_overdue_each_sent_once
     assert reporter.user["email"] not in {m["To"] for m in mails}
 
 
+def test_a_due_time_moved_later_is_reminded_of_again_once(app, manager, site, inbox):
+    number = file_incident(manager, site, hours_ago=0)["number"]
+    open_one(manager, number, kinds.FEDERAL, hours=8)
+    start = now()
+    assert send_notices(app, now=start + dt.timedelta(hours=6, minutes=5)) == 2
+    inbox.wait(2)
+    open_one(manager, number, kinds.FEDERAL, hours=24)  # the facts changed: a later clock
+    assert send_notices(app, now=start + dt.timedelta(hours=6, minutes=10)) == 0
+    assert send_notices(app, now=start + dt.timedelta(hours=18, minutes=5)) == 2
+    assert len(inbox.wait(4)) == 4
+    assert send_notices(app, now=start + dt.timedelta(hours=18, minutes=10)) == 0
+    assert len(inbox.settle()) == 4
+
+
 def test_a_done_obligation_is_neither_reminded_nor_alerted(app, manager, site, inbox):
     number = file_incident(manager, site, hours_ago=0)["number"]
     obligation = open_one(manager, number, kinds.NOTICE, hours=8)
