@@ -55,6 +55,13 @@ class OwnPostgres:
         subprocess.run(as_postgres([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U",
                                     "postgres", "--no-sync"]), check=True, capture_output=True)
         self.start()
+        try:
+            self._create()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _create(self) -> None:
         self.ctl("-w", "-t", "30", "status")
         subprocess.run(as_postgres([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
                                     "-U", "postgres", "ehs"]), check=True, capture_output=True)
@@ -118,6 +125,13 @@ class Service:
                                         f"http_port={self.port}"], env=self.env, stdout=self.log,
                                        stderr=subprocess.STDOUT)
         self.workers: list[subprocess.Popen] = []
+        try:
+            self._set_up()
+        except BaseException:
+            self.close()  # never leave the server behind
+            raise
+
+    def _set_up(self) -> None:
         for _ in range(150):
             try:
                 if self.request("GET", "/api/health")[0] == 200:
@@ -192,17 +206,19 @@ class Service:
 def parts(tmp_path_factory):
     smtp = SMTPServer()
     smtp.start()
-    pg = OwnPostgres()
-    redis = OwnRedis()
-    service = None
+    pg = redis = service = None
     try:
+        pg = OwnPostgres()
+        redis = OwnRedis()
         service = Service(pg, redis, smtp, tmp_path_factory.mktemp("faults"))
         yield service, pg, redis, smtp
     finally:
         if service is not None:
             service.close()
-        redis.stop()
-        pg.stop()
+        if redis is not None:
+            redis.stop()
+        if pg is not None:
+            pg.stop()
         smtp.stop()
 
 
