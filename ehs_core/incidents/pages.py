@@ -416,7 +416,7 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
     said, history, names = comments_and_history(request, incident)
     # The comment form's idempotency key: sent twice, the comment is stored once.
     return {"comments": said, "comment_authors": names, "history": history,
-            "comment_client_id": str(uuid.uuid4())}
+            "comment_client_id": str(uuid.uuid4()), "upload_client_id": str(uuid.uuid4())}
 
 
 def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:
@@ -607,9 +607,16 @@ def upload(context: IncidentContext, request: Request) -> Any:
         return detail_values(request, context) | {
             "errors": {"upload": request.localizer.translate("Choose a photo or PDF to add")}}
     refused = []
-    for item in files:
+    # The form's idempotency key; each of its files is keyed by its place in
+    # the form, so the same form sent again stores none of them twice.
+    try:
+        form_key = uuid.UUID(request.POST.get("clientId", ""))
+    except ValueError:
+        form_key = None
+    for index, item in enumerate(files):
+        key = str(uuid.uuid5(form_key, str(index))) if form_key is not None else None
         try:
-            storage.save_upload(request, context.incident, item, request.identity.user_id)
+            storage.save_upload_once(request, context.incident, item, request.identity.user_id, key)
         except storage.Refused as exc:
             refused.append(f"{item.filename}: {exc.message}")
     if refused:

@@ -55,6 +55,13 @@ class OwnPostgres:
         subprocess.run(as_postgres([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U",
                                     "postgres", "--no-sync"]), check=True, capture_output=True)
         self.start()
+        try:
+            self._create()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _create(self) -> None:
         self.ctl("-w", "-t", "30", "status")
         subprocess.run(as_postgres([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
                                     "-U", "postgres", "ehs"]), check=True, capture_output=True)
@@ -118,6 +125,13 @@ class Service:
                                         f"http_port={self.port}"], env=self.env, stdout=self.log,
                                        stderr=subprocess.STDOUT)
         self.workers: list[subprocess.Popen] = []
+        try:
+            self._set_up()
+        except BaseException:
+            self.close()  # never leave the server behind
+            raise
+
+    def _set_up(self) -> None:
         for _ in range(150):
             try:
                 if self.request("GET", "/api/health")[0] == 200:
@@ -126,7 +140,7 @@ class Service:
                 pass
             time.sleep(0.2)
         status, body, headers = self.request("POST", "/api/setup", {
-            "organizationName": "Fault Co", "name": "Root", "email": "root@faults.test",
+            "organizationName": "Fault Co", "name": "Root", "email": "root@faults.example",
             "password": PASSWORD})
         assert status == 201, body
         self.cookie = headers["Set-Cookie"].split("service_session=", 1)[1].split(";", 1)[0]
@@ -134,10 +148,21 @@ class Service:
         self.start_worker()
 
     def start_worker(self) -> subprocess.Popen:
-        worker = subprocess.Popen([str(BIN / "ehs"), "worker", str(ROOT / "production.ini"),
-                                   "--workers", "2"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        """Start `ehs worker` and wait until it runs (its threads started)."""
+        log_path = self.workdir / f"worker-{len(self.workers)}.log"
+        with open(log_path, "w") as log:
+            worker = subprocess.Popen([str(BIN / "ehs"), "worker", str(ROOT / "production.ini"),
+                                       "--workers", "2"], env=self.env, stdout=log, stderr=subprocess.STDOUT)
         self.workers.append(worker)
+        deadline = time.monotonic() + 60
+        while "ehs worker:" not in log_path.read_text() and time.monotonic() < deadline:
+            assert worker.poll() is None, log_path.read_text()[-2000:]
+            time.sleep(0.1)
         return worker
+
+    def ensure_worker(self) -> None:
+        if not any(worker.poll() is None for worker in self.workers):
+            self.start_worker()
 
     def request(self, method: str, path: str, body: dict | None = None,
                 cookie: str | None = None) -> tuple[int, dict | None, dict]:
@@ -181,17 +206,19 @@ class Service:
 def parts(tmp_path_factory):
     smtp = SMTPServer()
     smtp.start()
-    pg = OwnPostgres()
-    redis = OwnRedis()
-    service = None
+    pg = redis = service = None
     try:
+        pg = OwnPostgres()
+        redis = OwnRedis()
         service = Service(pg, redis, smtp, tmp_path_factory.mktemp("faults"))
         yield service, pg, redis, smtp
     finally:
         if service is not None:
             service.close()
-        redis.stop()
-        pg.stop()
+        if redis is not None:
+            redis.stop()
+        if pg is not None:
+            pg.stop()
         smtp.stop()
 
 
@@ -269,6 +296,7 @@ def count_per_reference(smtp: SMTPServer) -> Counter:
 
 def test_redis_stopped_for_a_while_loses_no_notice(parts):
     service, _pg, redis, smtp = parts
+    service.ensure_worker()
     smtp.inbox.clear()
     with Load(service) as load:
         time.sleep(1)
@@ -295,7 +323,7 @@ def test_the_worker_killed_and_stopped_mid_send_loses_no_notice(parts):
             killed.send_signal(signal.SIGKILL)
             killed.wait(10)
             service.start_worker()
-            time.sleep(3)  # started, and sending again
+            time.sleep(1.5)  # sending again
             stopped = service.workers[-1]
             started = time.monotonic()
             stopped.send_signal(signal.SIGTERM)
@@ -317,6 +345,7 @@ def test_the_worker_killed_and_stopped_mid_send_loses_no_notice(parts):
 
 def test_postgresql_restarted_then_sixteen_reports_at_once_all_numbered_and_notified(parts):
     service, pg, _redis, smtp = parts
+    service.ensure_worker()
     smtp.inbox.clear()
     before = service.request("GET", "/api/incidents?pageSize=1", cookie=service.cookie)[1]["total"]
     pg.restart()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from ehs_core.testing import file_report, form_with
+from ehs_core.testing import file_report, form_with, submit_with_files
 from tests.core.attachments import samples
 
 
@@ -74,3 +74,14 @@ def test_the_comment_form_sends_a_client_id_so_a_resent_form_is_stored_once(admi
     assert [c["body"] for c in comments_of(admin, number)] == ["Spill kit used"]
     fresh = form_with(admin.get(f"/incidents/{number}"), f"/incidents/{number}/comments")
     assert fresh["clientId"].value != form["clientId"].value  # each form its own
+
+
+def test_the_upload_form_sends_a_client_id_so_a_resent_form_stores_its_files_once(admin, site):
+    number = file_report(admin, site).json["number"]
+    form = form_with(admin.get(f"/incidents/{number}"), f"/incidents/{number}/attachments")
+    assert uuid.UUID(form["clientId"].value)
+    files = [("file", "a.png", samples.PNG, "image/png"), ("file", "b.pdf", samples.PDF, "application/pdf")]
+    for _ in range(2):  # the browser sent it again
+        submit_with_files(admin, form, files, status=302)
+    assert sorted(a["filename"] for a in admin.get(f"/api/incidents/{number}").json["attachments"]) == [
+        "a.png", "b.pdf"]
