@@ -15,7 +15,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Select, bindparam, select
 
-from ehs_core.db import CursorRead, read_rows
+from ehs_core.db import PlainRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
@@ -291,7 +291,7 @@ class _OneRead:
     """A statement of one incident with its detail's column sections
     (`read_one_with_sections`), and where each part of its row is."""
 
-    read: CursorRead
+    read: PlainRead
     width: int  # the caller's own columns come first
     positions: tuple[int, ...]  # each section's column
     also: tuple[tuple[str, int], ...]  # (name, column) of what was asked `also`
@@ -314,7 +314,7 @@ def read_one_with_sections(request: Request, key: Hashable,
     `build()` gives the columns (the incident's id first) and the condition
     that finds the incident (naming bound parameters whose values are in
     `parameters`); it is called once per `key` and set of sections, and the
-    statement is kept and run on the DBAPI cursor (`ehs_core.db.CursorRead`:
+    statement is kept and run on the DBAPI cursor (`ehs_core.db.PlainRead`:
     no SQLAlchemy execution or result, which cost more than the statement).
     Answers None when no row matches, else the columns' values and the raw
     value of each section by name, for `sections_for(..., read=)`; what was
@@ -335,7 +335,7 @@ def read_one_with_sections(request: Request, key: Hashable,
         if len(kept) >= _ONE_READS_KEPT:
             kept.clear()
         found = kept[(key, sections, also)] = _OneRead(
-            CursorRead(statement), start, tuple(start + factories.index(s.column) for s in sections),
+            PlainRead(statement), start, tuple(start + factories.index(s.column) for s in sections),
             tuple((name, start + factories.index(column)) for name, column in also))
     if also:
         parameters = {**request.environ.pop(ALSO_PARAMETERS, {}), **parameters}

@@ -42,7 +42,7 @@ from sqlalchemy import (
     union_all,
 )
 
-from ehs_core.db import CursorRead, read_rows
+from ehs_core.db import PlainRead, read_rows
 from ehs_core.incidents import extensions, search, serialize
 from ehs_core.incidents.extensions import BoundFilter, IncidentTotal, SectionColumns
 from ehs_core.incidents.models import Incident, Severity
@@ -389,7 +389,7 @@ IN_NUMBER_ORDER = frozenset({frozenset(), frozenset({"type"}), frozenset({"sever
 
 @dataclass(frozen=True)
 class _Kept:
-    read: CursorRead
+    read: PlainRead
     row: type  # the rows' class: `ROW`'s names, then the sections' columns and the total
     total: bool  # the last column is the total
 
@@ -407,7 +407,7 @@ def kept_page(request: Request, query: dict[str, Any],
     psycopg's column descriptions cost more than PostgreSQL's work: the
     statement is built once per kind of caller (sees everything, sees their
     own), first page or not, sections shown, and filters with how many
-    values each binds, and runs on the DBAPI cursor (`CursorRead`, as the
+    values each binds, and runs on the DBAPI cursor (`PlainRead`, as the
     signed-in identity does), with only the values bound: the caller's
     organization (and id), the filters' values, the page's limit and
     offset. The same SQL as the statement built for the request, the same
@@ -491,5 +491,5 @@ def _kept_statement(request: Request, kind: str, first: bool, size: int | None, 
     # it that walked the status's index through every closed incident, and a
     # reporter's closed incidents took 12.2 ms where a plan for the values
     # took 4.3 (100,000 incidents; planning is 0.3 ms of it).
-    read = CursorRead(statement, prepare=not (kind == "own" and used))
+    read = PlainRead(statement)
     return _Kept(read, namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))

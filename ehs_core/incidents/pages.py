@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import colander
 from jinja2.filters import do_truncate
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.i18n import TranslationStringFactory
@@ -62,13 +62,11 @@ from ehs_core.ui.forms import (
 )
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
 from ehs_core.ui.rendering import (
-    ascii_html,
     day,
     label,
     machine_time,
     nl2br,
     number,
-    output_escape,
     time_html,
     when,
 )
@@ -231,18 +229,18 @@ def rows_html(request: Request, rows: list[Any], zones: dict[int, str | None], i
         if found is None:
             if len(_ROWS) >= _ROWS_KEPT:
                 _ROWS.clear()
-            where = output_escape(site_name)
+            where = escape(site_name)
             if area_name:
-                where = f"{where} &middot; {output_escape(area_name)}"
+                where = f"{where} &middot; {escape(area_name)}"
             occurred = row.occurred_at
             found = _ROWS[key] = (
-                f'        <tr>\n          <td><a href="{output_escape(incident_path)}{number}">'
-                f'{output_escape(reference(number))}</a></td>\n'
-                f'          <td>{output_escape(row.title)}</td>\n'
-                f'          <td>{output_escape(label(row.type))}</td>\n'
-                f'          <td><span class="tag sev-{output_escape(row.severity)}">'
-                f'{output_escape(label(row.severity))}</span></td>\n'
-                f'          <td><span class="tag status">{output_escape(label(row.status))}</span></td>\n'
+                f'        <tr>\n          <td><a href="{escape(incident_path)}{number}">'
+                f'{escape(reference(number))}</a></td>\n'
+                f'          <td>{escape(row.title)}</td>\n'
+                f'          <td>{escape(label(row.type))}</td>\n'
+                f'          <td><span class="tag sev-{escape(row.severity)}">'
+                f'{escape(label(row.severity))}</span></td>\n'
+                f'          <td><span class="tag status">{escape(label(row.status))}</span></td>\n'
                 f'          <td>{where}</td>\n'
                 f'          <td><time datetime="{machine_time(occurred)}">{when(occurred, zone)}</time></td>'
                 f'\n'
@@ -425,15 +423,15 @@ def comments_html(request: Request, said: list[Any], authors: dict[int, str], zo
     when, and the text with its line breaks. Everything written is escaped
     (the catalogue's words are the page's own)."""
     localizer = request.localizer
-    someone = ascii_html(translated(localizer, SOMEONE))
-    moved_to = ascii_html(translated(localizer, MOVED_TO))
+    someone = translated(localizer, SOMEONE)
+    moved_to = translated(localizer, MOVED_TO)
     tz = zone_named(zone, request)
     written = []
     for comment in said:
         name = authors.get(comment.author_id)
-        moved = (" &middot; " + moved_to % {"status": output_escape(label(comment.transition_to))}
+        moved = (" &middot; " + moved_to % {"status": escape(label(comment.transition_to))}
                  if comment.transition_to else "")
-        who = output_escape(name) if name else someone
+        who = escape(name) if name else someone
         when_html = time_html(comment.created_at, tz)
         written.append(f'    <li>\n      <div class="meta">{who}{moved} &middot; {when_html}</div>\n'
                        f'      <div>{nl2br(comment.body)}</div>\n    </li>\n')
@@ -450,8 +448,8 @@ def history_html(request: Request, history: list[HistoryRow], names: dict[int, s
     summary is written once per worker (`summary_html`). Everything
     written is escaped."""
     localizer = request.localizer
-    anonymous = ascii_html(translated(localizer, ANONYMOUS))
-    who = {actor: output_escape(name) for actor, name in names.items()}
+    anonymous = translated(localizer, ANONYMOUS)
+    who = {actor: escape(name) for actor, name in names.items()}
     tz = zone_named(zone, request)
     return Markup("".join([  # noqa: S704 (every value is escaped)
         f'        <li><div class="meta">{time_html(entry.at, tz)} &middot; '
@@ -481,14 +479,14 @@ def summary_html(localizer: Any, action: str, changes: dict[str, Any] | None) ->
         status = changes.get("status")
         old, new = (status.get("old"), status.get("new")) if isinstance(status, dict) else (None, None)
         if not (type(old) in _TEXT_OR_NONE and type(new) in _TEXT_OR_NONE):
-            return output_escape(summary(localizer, action, changes))  # not a status: not kept
+            return escape(summary(localizer, action, changes))  # not a status: not kept
         key = (localizer.locale_name, action, isinstance(status, dict), old, new,
                () if action == MOVED else tuple(changes))
     found = _SUMMARIES.get(key)
     if found is None:
         if len(_SUMMARIES) >= _SUMMARIES_KEPT:
             _SUMMARIES.clear()
-        found = _SUMMARIES[key] = output_escape(summary(localizer, action, changes))
+        found = _SUMMARIES[key] = escape(summary(localizer, action, changes))
     return found
 
 
@@ -502,25 +500,25 @@ def action_rows_html(request: Request, actions: Any, paths: dict[Any, str], caus
     if not actions:
         return Markup("")
     localizer = request.localizer
-    nobody = ascii_html(output_escape(translated(localizer, NOBODY)))
-    overdue = f' <span class="overdue">{ascii_html(output_escape(translated(localizer, OVERDUE)))}</span>'
+    nobody = escape(translated(localizer, NOBODY))
+    overdue = f' <span class="overdue">{escape(translated(localizer, OVERDUE))}</span>'
     environment = request.registry.queryUtility(IJinja2Environment, name=".html")
     written = []
     for action in actions:
         cause_id = action.get("rootCauseId")
         cause = causes.get(cause_id) if cause_id else None
-        shown = (f'<a href="#cause-{output_escape(cause_id)}">'
-                 f'{output_escape(do_truncate(environment, cause.description, 60))}</a>'
+        shown = (f'<a href="#cause-{escape(cause_id)}">'
+                 f'{escape(do_truncate(environment, cause.description, 60))}</a>'
                  if cause is not None else '<span class="muted">&#8212;</span>')
         assignee = action.get("assignee")
         number = action["id"]
         late = overdue if action.get("overdue") else ""
         written.append(
-            f'      <tr id="action-{output_escape(number)}"><td><a href="{output_escape(paths[number])}">'
-            f'{output_escape(action["title"])}</a></td>\n      <td>{shown}</td>\n'
-            f'      <td>{output_escape(assignee["name"]) if assignee else nobody}</td>\n'
-            f'      <td>{output_escape(day(action.get("dueDate")))}{late}</td>'
-            f'<td>{output_escape(label(action["status"]))}</td></tr>\n')
+            f'      <tr id="action-{escape(number)}"><td><a href="{escape(paths[number])}">'
+            f'{escape(action["title"])}</a></td>\n      <td>{shown}</td>\n'
+            f'      <td>{escape(assignee["name"]) if assignee else nobody}</td>\n'
+            f'      <td>{escape(day(action.get("dueDate")))}{late}</td>'
+            f'<td>{escape(label(action["status"]))}</td></tr>\n')
     return Markup("".join(written))  # noqa: S704 (every value is escaped above)
 
 

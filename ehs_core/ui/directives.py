@@ -15,7 +15,7 @@ from pyramid.request import Request
 from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
-from ehs_core.db import CursorRead, read_rows
+from ehs_core.db import PlainRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.extensions import SectionColumn, read_also, read_with_sections
 from ehs_core.incidents.queues import queues_version
@@ -313,7 +313,7 @@ def _read_columns(request: Request, columns: list[ColumnElement[Any]]) -> Any:
         request.dbsession.flush()  # a change of this request's counts too
     statement = _badge_statement(request, columns)
     parameters = badge_parameters(request)
-    return (statement.first(request, parameters) if isinstance(statement, CursorRead)
+    return (statement.first(request, parameters) if isinstance(statement, PlainRead)
             else read_rows(request, statement, parameters).one())
 
 
@@ -450,7 +450,7 @@ def badge_parameters(request: Request) -> dict[str, int]:
 
 
 def _on_cursor(request: Request, expression: ColumnElement[Any]) -> bool:
-    """Whether a badge's SQL is written once (a `CursorRead` may send it):
+    """Whether a badge's SQL is written once (a `PlainRead` may send it):
     not an IN of a list of values, which SQLAlchemy writes as it runs."""
     kept = request.registry.setdefault("ui.badges_on_cursor", {})
     found = kept.get(id(expression))
@@ -467,7 +467,7 @@ def _on_cursor(request: Request, expression: ColumnElement[Any]) -> bool:
 def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) -> Any:
     """One SELECT of the badges, kept per set of expressions (a badge that
     returns the same expression each time reuses it), sent on the DBAPI
-    cursor (`CursorRead`: through SQLAlchemy's execution it was a tenth
+    cursor (`PlainRead`: through SQLAlchemy's execution it was a tenth
     of the list page)."""
     kept = request.registry.setdefault("ui.badge_statements", {})
     key = tuple(map(id, expressions))
@@ -478,7 +478,7 @@ def _badge_statement(request: Request, expressions: list[ColumnElement[Any]]) ->
         # The expressions are kept with it, so their ids are not reused meanwhile.
         statement = select(*expressions)
         on_cursor = all(_on_cursor(request, expression) for expression in expressions)
-        found = kept[key] = (expressions, CursorRead(statement) if on_cursor else statement)
+        found = kept[key] = (expressions, PlainRead(statement) if on_cursor else statement)
     return found[1]
 
 

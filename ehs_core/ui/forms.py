@@ -20,6 +20,7 @@ from pyramid.request import Request
 
 from ehs_core import refdata
 from ehs_core.errors import APIError
+from ehs_core.ui.rendering import label
 from ehs_core.users.services import assignable_users
 
 # How a form field becomes a JSON value.
@@ -109,7 +110,5 @@ def person_options(request: Request, selected: Any = None) -> Markup:
 
 
 def _person_options(request: Request) -> Markup:
-    from ehs_core.ui.rendering import label
-
     return Markup("").join(Markup('<option value="{}">{} ({})</option>').format(user_id, name, label(role))
                            for user_id, name, role in assignable_users(request))

@@ -433,3 +433,124 @@ def test_a_plugin_setting_must_not_take_a_core_name_or_a_foreign_variable(build,
         build("core_name", migrate=False)
     with pytest.raises(ConfigurationError, match="must start with EHS_"):
         build("foreign", migrate=False)
+
+
+# --- only public, declared third-party APIs ----------------------------------------
+
+OWN_PACKAGES = {"ehs_core", "ehs_plugins"}
+
+
+def third_party_privates(source: str) -> list[str]:
+    """Imports of a `_`-prefixed module or name of a third-party package
+    (`from markupsafe._speedups import …`, `from psycopg import _queries`),
+    and `_`-prefixed attributes read off a third-party module bound by an
+    import (`psycopg._queries`). Dunders (`__version__`) are public."""
+
+    def private(part: str) -> bool:
+        return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+    found, modules = [], set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in OWN_PACKAGES:
+                    continue
+                if any(private(part) for part in alias.name.split(".")):
+                    found.append(alias.name)
+                modules.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in OWN_PACKAGES:
+                continue
+            if any(private(part) for part in node.module.split(".")):
+                found.append(node.module)
+            found += [f"{node.module}.{alias.name}" for alias in node.names if private(alias.name)]
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and private(node.attr)):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_the_private_import_check_recognises_every_way_of_reaching_an_internal():
+    source = textwrap.dedent("""
+        from markupsafe._speedups import _escape_inner
+        from psycopg import _queries, sql
+        import jinja2._identifier
+        import sqlalchemy as sa
+        from ehs_core.db import _aware_utc
+        from . import _own
+        from sqlalchemy.engine import Connection
+        sa._private_thing
+        sa.__version__
+        def f(connection):
+            return connection._echo  # not a module's: not seen by an import check
+    """)
+    assert sorted(third_party_privates(source)) == sorted([
+        "markupsafe._speedups", "markupsafe._speedups._escape_inner", "psycopg._queries",
+        "jinja2._identifier", "sa._private_thing"])
+
+
+def source_modules() -> list[Path]:
+    modules = sorted(CORE_SOURCE.rglob("*.py")) + sorted(PLUGINS_SOURCE.rglob("*.py"))
+    return [path for path in modules if "migrations" not in path.relative_to(ROOT).parts]
+
+
+def test_no_module_imports_a_private_name_of_another_package():
+    """Only public, documented APIs of the libraries (style.md, "Plain
+    code"): an upgrade of one must not be a research project."""
+    offenders = {str(path.relative_to(ROOT)): found for path in source_modules()
+                 if (found := third_party_privates(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
+def declared_requirements() -> dict[str, str]:
+    """{normalised distribution name: its version specifier} of every
+    requirement in pyproject.toml (the service's and its extras')."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = list(project["dependencies"])
+    for extra in project.get("optional-dependencies", {}).values():
+        lines += extra
+    declared = {}
+    for line in lines:
+        match = re.match(r"\s*([A-Za-z0-9._-]+)(\[[^]]*\])?\s*(.*)", line)
+        declared[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(3).split(";")[0].strip()
+    return declared
+
+
+def test_every_imported_library_is_declared_with_a_tested_version_range():
+    """A library the code imports is named in pyproject.toml with the range
+    of versions it is tested on (a lower and an upper bound): Jinja2 was
+    imported for a year without being declared."""
+    import re
+    from importlib.metadata import packages_distributions
+
+    distributions = packages_distributions()
+    declared = declared_requirements()
+    missing, unbounded = {}, {}
+    for path in source_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in OWN_PACKAGES or top in sys.stdlib_module_names:
+                    continue
+                candidates = distributions.get(top, [top])
+                if len(candidates) > 1:  # a namespace package (zope.*): named by its first two parts
+                    named = ".".join(name.split(".")[:2])
+                    candidates = [d for d in candidates if d.lower() == named] or candidates
+                for distribution in candidates:
+                    key = re.sub(r"[-_.]+", "-", distribution).lower()
+                    if key not in declared:
+                        missing.setdefault(key, str(path.relative_to(ROOT)))
+                    elif "<" not in declared[key] or ">" not in declared[key]:
+                        unbounded.setdefault(key, declared[key])
+    assert missing == {}
+    assert unbounded == {}
