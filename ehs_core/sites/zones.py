@@ -33,11 +33,6 @@ def site_zone(timezone: str | None, registry: Registry) -> dt.tzinfo:
     return ZoneInfo(timezone) if timezone else server_zone(registry)
 
 
-def local_time(instant: dt.datetime, timezone: str | None, registry: Registry) -> dt.datetime:
-    """An aware instant as the wall-clock time of the site (see `site_zone`)."""
-    return instant.astimezone(site_zone(timezone, registry))
-
-
 # The zones of US establishments, offered first (29 CFR 1904 binds US
 # employers); every other IANA zone follows.
 US_ZONES = ("America/New_York", "America/Chicago", "America/Denver", "America/Phoenix",

@@ -6,7 +6,6 @@ incident that does not exist and one the person may not see give the same
 from __future__ import annotations
 
 import logging
-from urllib.parse import urlencode
 
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPException, HTTPFound
@@ -70,11 +69,6 @@ def page_server_error(exc: Exception, request: Request) -> Response:
     return error_page(request, 500, request.localizer.translate("Something went wrong"),
                       request.localizer.translate("Nothing was changed. Please try again; if it "
                                                   "happens again, tell your administrator."))
-
-
-def sign_in_url(request: Request, next_url: str | None = None) -> str:
-    query = urlencode({"next": next_url}) if next_url else ""
-    return request.route_path("page.sign_in") + (f"?{query}" if query else "")
 
 
 def includeme(config: Configurator) -> None:
