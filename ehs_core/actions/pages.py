@@ -34,8 +34,8 @@ from ehs_core.investigation.models import RootCause
 from ehs_core.schemas import text, text_problem
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
-from ehs_core.ui.directives import BADGE_LIMIT
 from ehs_core.ui.forms import OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.menu import BADGE_LIMIT
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 ACTION = r"/actions/{id:\d{1,9}}"
@@ -298,4 +298,4 @@ def includeme(config: Configurator) -> None:
     view(add_note, route_name="page.action_note", request_method="POST", renderer="actions/detail.html",
          permission=Permission.comment_incident)
     config.add_nav_item("actions", "Actions", "page.actions", permission=Permission.signed_in, order=25,
-                        badge=actions_badge, badge_follows_queues=True)
+                        badge=actions_badge)

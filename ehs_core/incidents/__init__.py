@@ -45,6 +45,8 @@ _occurred_to = BoundFilter(lambda values: Incident.occurred_at < values[0],
 
 def includeme(config: Configurator) -> None:
     config.include(".extensions")
+    config.add_request_method("ehs_core.incidents.resources.incident_contexts", "incident_contexts",
+                              reify=True)
     config.add_route("incidents.export", "/api/incidents/export")
     config.add_route("incidents", "/api/incidents")
     config.add_route("incident", INCIDENT, factory=DETAIL_FACTORY)

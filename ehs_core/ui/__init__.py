@@ -19,13 +19,8 @@ from pyramid.i18n import default_locale_negotiator
 from pyramid.request import Request
 
 from ehs_core.security import identity_of
-from ehs_core.ui.directives import (
-    add_dashboard_card,
-    add_incident_list_tool,
-    add_incident_panel,
-    add_nav_item,
-    nav_items,
-)
+from ehs_core.ui.directives import add_dashboard_card, add_incident_list_tool, add_incident_panel
+from ehs_core.ui.menu import add_nav_item, nav_items
 from ehs_core.users.models import Organization
 
 # Pages load only their own scripts, styles and images; nothing may frame them.

@@ -120,12 +120,6 @@ def when(moment: dt.datetime | None, zone: str | dt.tzinfo | None = None, with_z
     return f"{text} {moment.tzname()}" if with_zone else text
 
 
-def time_html(moment: dt.datetime, zone: dt.tzinfo) -> Markup:
-    """`<time datetime="…">14 Mar 2026, 09:05 EDT</time>`: the moment for
-    machines in UTC, for people in the site's zone (a naive moment is UTC)."""
-    return Markup('<time datetime="{}">{}</time>').format(machine_time(moment), when(moment, zone))
-
-
 def day(value: dt.date | dt.datetime | str | None, zone: str | None = None) -> str:
     """"14 Mar 2026"; takes a date, a moment (read in the zone) or an ISO
     date as the JSON answers carry it."""

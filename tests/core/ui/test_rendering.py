@@ -20,9 +20,7 @@ from ehs_core.ui.rendering import (
     nl2br,
     number,
     setup,
-    time_html,
     when,
-    zone_named,
 )
 
 
@@ -64,21 +62,6 @@ def test_machine_time_is_isoformat_in_utc_to_the_millisecond():
     assert machine_time(moments[1]) == "2026-03-14T14:05:09.000Z"
     assert machine_time(dt.datetime(2026, 3, 14, 14, 5)) == "2026-03-14T14:05:00Z"  # naive: UTC
     assert machine_time(None) == ""
-
-
-def test_a_time_element_is_the_machine_time_and_the_sites_wall_clock():
-    moments = [dt.datetime(2026, 3, 14, 14, 5, 9, 250000, tzinfo=dt.UTC),
-               dt.datetime(2026, 3, 14, 14, 5, 9, 7, tzinfo=dt.UTC),
-               dt.datetime(2026, 11, 1, 6, 30, tzinfo=dt.UTC),  # the hour New York's clocks go back
-               dt.datetime(2026, 3, 14, 14, 5, 9, tzinfo=ZoneInfo("America/Chicago")),
-               dt.datetime(2026, 3, 14, 14, 5),  # naive: UTC
-               dt.datetime(999, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30)))]
-    for name in ("America/New_York", "Asia/Kolkata", "UTC"):
-        for moment in moments:
-            assert time_html(moment, zone_named(name)) == (
-                f'<time datetime="{machine_time(moment)}">{when(moment, name)}</time>')
-    assert time_html(moments[2], zone_named("America/New_York")) == (
-        '<time datetime="2026-11-01T06:30:00Z">1 Nov 2026, 01:30 EST</time>')
 
 
 def test_templates_escape_what_they_output_and_keep_what_is_safe():
