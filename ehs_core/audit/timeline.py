@@ -55,18 +55,11 @@ UPDATED_SUFFIX = ".updated"
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
 SOMEONE = _("Someone")  # who wrote a comment of a person no longer known
 MOVED_TO = _("moved to %(status)s")  # a comment written with a transition
-# Translations by (locale, message): a catalogue does not change while the
-# process runs, and translating a message costs as much as writing an entry.
-_TRANSLATED: dict[tuple[str, str], str] = {}
 
 
 def translated(localizer: Localizer, message: TranslationString) -> str:
-    """`localizer.translate(message)`, kept per locale."""
-    key = (localizer.locale_name, message)
-    found = _TRANSLATED.get(key)
-    if found is None:
-        found = _TRANSLATED[key] = localizer.translate(message)
-    return found
+    """`localizer.translate(message)`."""
+    return localizer.translate(message)
 
 
 class HistoryRow(NamedTuple):

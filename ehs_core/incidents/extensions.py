@@ -202,18 +202,13 @@ def shown_sections(request: Request, detail: bool) -> list[IncidentSection]:
 
 
 def list_columns(request: Request) -> SectionColumns:
-    """The columns of the column sections this caller's list shows (made
-    once per set of sections: building them costs more than reading them)."""
+    """The columns of the column sections this caller's list shows."""
     sections = tuple(s for s in shown_sections(request, False) if s.column is not None)
     if not sections:
         return NO_COLUMNS
-    kept = request.registry.setdefault("incident_list_columns", {})
-    found = kept.get(sections)
-    if found is None:
-        factories = list(dict.fromkeys(s.column for s in sections))
-        found = kept[sections] = SectionColumns(sections, tuple(column() for column in factories),
-                                                tuple(factories.index(s.column) for s in sections))
-    return found
+    factories = list(dict.fromkeys(s.column for s in sections))
+    return SectionColumns(sections, tuple(column() for column in factories),
+                          tuple(factories.index(s.column) for s in sections))
 
 
 def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh: bool = False,

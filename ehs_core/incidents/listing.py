@@ -42,6 +42,7 @@ from sqlalchemy import (
     union_all,
 )
 
+from ehs_core import caches
 from ehs_core.db import PlainRead, read_rows
 from ehs_core.incidents import extensions, search, serialize
 from ehs_core.incidents.extensions import BoundFilter, IncidentTotal, SectionColumns
@@ -266,16 +267,15 @@ def newest_page(request: Request, query: dict[str, Any], columns: SectionColumns
     page and size (and the bounds it is written with), kept in the registry."""
     page, size = query["page"], query["pageSize"]
     offset = (page - 1) * size
-    kept = request.registry.setdefault("incident_newest_pages", {})
+    kept = caches.named(request.registry, "incident newest pages", 1000)
     key = (columns.sections, size, offset, COUNT_BOUND, search.MAX_WORDS, search.WINDOW_GATE, search.WINDOWS)
-    statement = kept.get(key)
-    if statement is None:
-        if len(kept) >= 1000:
-            kept.clear()
+
+    def make() -> Any:
         found = search.newest(size, offset, COUNT_BOUND).subquery("found")
-        statement = kept[key] = (select(*ROW, *columns.columns, found.c.counted).select_from(found)
-                                 .outerjoin(Incident.__table__, found.c.id == Incident.id)
-                                 .order_by(Incident.number.desc()))
+        return (select(*ROW, *columns.columns, found.c.counted).select_from(found)
+                .outerjoin(Incident.__table__, found.c.id == Incident.id).order_by(Incident.number.desc()))
+
+    statement = kept.made(key, make)
     rows = read_rows(request, statement, {"q": query["q"],
                                           "organization_id": request.identity.account.organization_id}).all()
     if not rows:
@@ -360,11 +360,9 @@ def list_page(request: Request, query: dict[str, Any], sections: bool = True) ->
                 sections=columns.read(rows, len(ROW)))
 
 
-# The list's statements, compiled, by what decides their SQL text (see
-# `kept_page`), per worker process; no more than MOST_KEPT of them (a
-# filter repeated with ever more values makes a new text each time): past
-# that, a page's statement is built for its request.
-KEPT = "incident_list_statements"
+# The list's statements, by what decides their SQL text (see `kept_page`),
+# in the app's cache of that name (`ehs_core.caches`), the least used first out.
+KEPT = "incident list statements"
 MOST_KEPT = 500
 
 # The filters (one value each) whose incidents an index reads newest first,
@@ -400,7 +398,7 @@ def kept_page(request: Request, query: dict[str, Any],
     `columns`, then the total unless the first row's number is the total)
     through a statement kept per set of filters, and whether they carry the
     total; None when a filter used is not a `BoundFilter` (its SQL may
-    depend on its value: a join, say) or too many statements are kept.
+    depend on its value: a join, say);
 
     Building the page's select and SQLAlchemy's cache key of it each
     request, running it through SQLAlchemy's execution, its result and
@@ -449,12 +447,8 @@ def kept_page(request: Request, query: dict[str, Any],
     # Who may give the total instead of counting (`extensions.add_incident_total`).
     totals = extensions.ready_totals(request) if kind == "all" and used else ()
     key = (kind, page == 1, columns.sections, tuple((item.name, n) for item, n in used), totals, size)
-    statements = request.registry.setdefault(KEPT, {})
-    kept = statements.get(key)
-    if kept is None:
-        if len(statements) >= MOST_KEPT:
-            return None
-        kept = statements[key] = _kept_statement(request, kind, page == 1, size, columns, used, totals)
+    kept = caches.named(request.registry, KEPT, MOST_KEPT).made(
+        key, lambda: _kept_statement(request, kind, page == 1, size, columns, used, totals))
     rows = kept.read.all(request, parameters)
     return [kept.row._make(row) for row in rows], kept.total
 
