@@ -86,11 +86,12 @@ def negotiate_locale(request: Request) -> str | None:
 
 def _setup_environment(config: Configurator) -> None:
     from ehs_core.ui import rendering
-    from ehs_core.ui.forms import person_options
+    from ehs_core.users.services import assignable_users
 
     environment = config.get_jinja2_environment(".html")
     rendering.setup(environment, config.registry)
-    environment.globals["person_options"] = person_options
+    # The pickers' people (`macros/forms.html` `person_options`).
+    environment.globals["assignable_people"] = assignable_users
 
 
 # Messages a page may show after a redirect, by key (never text from the
