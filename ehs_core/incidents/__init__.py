@@ -66,3 +66,4 @@ def includeme(config: Configurator) -> None:
     config.scan(".notices")
     config.scan(".numbering")  # the counter of a new organization
     config.include(".pages")  # /incidents, /incidents/new, /incidents/<number>
+    config.include(".home")  # /: what waits for the person, and the cards plugins add

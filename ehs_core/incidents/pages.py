@@ -37,7 +37,6 @@ from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, 
 from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
-from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
@@ -284,9 +283,12 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "blocked_anchors": BLOCKED_ANCHORS, "reopening": reopening,
         **(people := people_values(request, incident)),
         "history": history_entries(request, people["history"], people["comment_authors"]),
-        "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
         "errors": {},
-    } | workspace_values(request, context, can=can)
+    }
+    values["panels"] = panels = rendered_slots(request, "ui.incident_panels", context, context=context)
+    for panel in panels:
+        if not panel["framed"]:  # the core's own panels: their values are the page's
+            values.update(panel["vars"])
     return values
 
 
@@ -510,6 +512,11 @@ def area_picker(request: Request) -> dict[str, Any]:
 
 
 def includeme(config: Configurator) -> None:
+    # The page's values, for the other packages' forms that answer with the whole page.
+    config.add_request_method(detail_values, "incident_page_values")
+    # The comments, a panel of the page like any other (its template draws its own section).
+    config.add_incident_panel("comments", "incidents/comments.html", permission=Permission.view_incident,
+                              order=1000, framed=False)
     config.add_route("page.incidents", "/incidents")
     config.add_route("page.incident_go", "/incidents/go")
     config.add_route("page.incident_new", "/incidents/new")

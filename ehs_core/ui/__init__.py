@@ -21,7 +21,6 @@ from pyramid.request import Request
 from ehs_core.security import identity_of
 from ehs_core.ui.directives import add_dashboard_card, add_incident_list_tool, add_incident_panel
 from ehs_core.ui.menu import add_nav_item, nav_items
-from ehs_core.users.models import Organization
 
 # Pages load only their own scripts, styles and images; nothing may frame them.
 PAGE_HEADERS = {
@@ -64,7 +63,6 @@ def includeme(config: Configurator) -> None:
     config.add_subscriber(layout_values, BeforeRender)
     config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
     config.include(".errors")
-    config.include(".home")
 
 
 # The locales the service ships: those the core has a compiled catalogue for.
@@ -86,12 +84,8 @@ def negotiate_locale(request: Request) -> str | None:
 
 def _setup_environment(config: Configurator) -> None:
     from ehs_core.ui import rendering
-    from ehs_core.users.services import assignable_users
-
     environment = config.get_jinja2_environment(".html")
     rendering.setup(environment, config.registry)
-    # The pickers' people (`macros/forms.html` `person_options`).
-    environment.globals["assignable_people"] = assignable_users
 
 
 # Messages a page may show after a redirect, by key (never text from the
@@ -130,14 +124,6 @@ def layout_values(event: BeforeRender) -> None:
     event.setdefault("nav", nav_items(request) if signed_in else [])
     event.setdefault("assets", {name: request.static_path(f"ehs_core:static/{name}") for name in ASSETS})
     event.setdefault("links", {key: request.route_path(name) for key, name in LINKS.items()})
-    if "organization_name" not in event:
-        # The signed-in identity read the organization's name with the session.
-        organization = identity.extra.get("organization") if signed_in else None
-        if organization is None and signed_in:
-            organization = request.dbsession.get(Organization, identity.account.organization_id)
-            organization = {"name": organization.name} if organization is not None else None
-        event["organization_name"] = organization["name"] if organization is not None else None
-    # The query string is parsed only when it could name a notice (as the
-    # locale negotiator reads it).
-    key = request.GET.get("notice") if "notice" in request.environ.get("QUERY_STRING", "") else None
+    # (`organization_name`: the users package's `layout_organization`.)
+    key = request.GET.get("notice")
     event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

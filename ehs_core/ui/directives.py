@@ -36,20 +36,26 @@ class Slot:
     context: Callable[[Request], Any] | None = None
     # An incident panel's column, read with the incident page's statement.
     read: PanelColumn | None = None
+    # Drawn in a card of the page's; else the template brings its own
+    # section and its variables are the page's own.
+    framed: bool = True
 
 
 def add_incident_panel(config: Configurator, name: str, template: str, provider: Provider | None = None,
                        *, permission: str | None = None, order: int = 100,
-                       read: PanelColumn | str | None = None) -> None:
+                       read: PanelColumn | str | None = None, framed: bool = True) -> None:
     """Directive: a panel on the incident page. `provider(request, context)`
     returns the template's variables or None; `permission` is checked on the
     incident's context, so the incident's own ACL decides. `read()`: a
     column correlated to `Incident` (a `json_rows` subquery, say) that the
     page reads with the incident, in its one statement, rather than the
     provider sending a statement of its own; the provider finds the value
-    with `panel_read(context, name)`."""
+    with `panel_read(context, name)`. `framed=False`: the template draws
+    its own section, and the provider's variables join the page's (the
+    core's investigation workspace, actions and comments, whose templates
+    are also answered alone to htmx)."""
     slot = Slot(name, template, config.maybe_dotted(provider), permission, order,
-                read=config.maybe_dotted(read))
+                read=config.maybe_dotted(read), framed=framed)
     if slot.read is not None:
         config.read_with_detail(_PANEL_READ + name, slot.read, page_only=True)
     register_once(config, "ehs.incident_panel", name,
@@ -114,5 +120,5 @@ def rendered_slots(request: Request, key: str, *args: Any, context: Any = None) 
         variables = slot.provider(request, *args) if slot.provider else {}
         if variables is None:
             continue
-        shown.append({"name": slot.name, "template": slot.template, "vars": variables})
+        shown.append({"name": slot.name, "template": slot.template, "vars": variables, "framed": slot.framed})
     return shown

@@ -18,7 +18,7 @@ from pyramid.registry import Registry
 from pyramid.threadlocal import get_current_request
 from pyramid_jinja2 import PARENT_RELATIVE_DELIM
 
-from ehs_core.sites.zones import site_zone
+from ehs_core.zones import site_zone
 
 LOCALE = Locale.parse("en")
 # Templates named by an asset spec of a plugin package translate in that
@@ -94,7 +94,7 @@ class InlinedPartials(Extension):
 
 def zone_named(name: str | None, registry: Registry | None = None) -> dt.tzinfo:
     """A site's IANA zone, or the server's (`TZ`) when the site has none
-    (`sites.zones`, the one helper the records and pages share)."""
+    (`ehs_core.zones`, the one helper the records and pages share)."""
     if name:
         return ZoneInfo(name)
     return site_zone(name, registry or get_current_request().registry)
