@@ -39,7 +39,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
-from zope.sqlalchemy.datamanager import STATUS_ACTIVE, join_transaction, mark_changed
+from zope.sqlalchemy import mark_changed
 
 # A naming convention makes constraint names stable, so migrations can drop
 # and alter them by name on every backend.
@@ -171,56 +171,6 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-class RequestSession(Session):
-    """A request's session, joined to the request's transaction manager
-    (`info["tm"]`) by zope.sqlalchemy's events registered once on this class
-    (below) instead of seven `event.listen` calls on every request's session,
-    an eighth of the cost of the signed-in floor."""
-
-
-class _RequestTransactionEvents(zope.sqlalchemy.ZopeTransactionEvents):
-    """zope.sqlalchemy's events with each session's own transaction manager;
-    sessions made outside a request (jobs, the purge) have none and manage
-    their own transactions."""
-
-    def __init__(self) -> None:
-        super().__init__(initial_state=STATUS_ACTIVE)
-
-    def after_begin(self, session: Session, transaction: Any, connection: Any) -> None:
-        if (tm := session.info.get("tm")) is not None:
-            join_transaction(session, STATUS_ACTIVE, tm)
-
-    def after_attach(self, session: Session, instance: Any) -> None:
-        if (tm := session.info.get("tm")) is not None:
-            join_transaction(session, STATUS_ACTIVE, tm)
-
-    def after_flush(self, session: Session, flush_context: Any) -> None:
-        if (tm := session.info.get("tm")) is not None:
-            mark_changed(session, tm)
-
-    def after_bulk_update(self, update_context: Any) -> None:
-        self.after_flush(update_context.session, None)
-
-    def after_bulk_delete(self, delete_context: Any) -> None:
-        self.after_flush(delete_context.session, None)
-
-    def before_commit(self, session: Session) -> None:
-        if (tm := session.info.get("tm")) is not None:
-            assert session.in_nested_transaction() or tm.get().status == "Committing", \
-                "Transaction must be committed using the transaction manager"
-
-    def do_orm_execute(self, execute_state: Any) -> None:
-        if execute_state.is_orm_statement and (execute_state.is_update or execute_state.is_insert
-                                               or execute_state.is_delete):
-            self.after_flush(execute_state.session, None)
-
-
-_events = _RequestTransactionEvents()
-for _name in ("after_begin", "after_attach", "after_flush", "after_bulk_update", "after_bulk_delete",
-              "before_commit", "do_orm_execute"):
-    event.listen(RequestSession, _name, getattr(_events, _name))
-
-
 def mark_written(dbsession: Session) -> None:
     """A statement sent on the session's connection without the ORM (Core,
     for a hot path) wrote: the request's transaction must commit the session
@@ -239,8 +189,7 @@ def get_tm_session(factory: sessionmaker, transaction_manager: Any,
                    request: Request | None = None, bind: Any = None) -> Session:
     dbsession = factory(info={"request": request, "tm": transaction_manager},
                         **({"bind": bind} if bind is not None else {}))
-    if not isinstance(dbsession, RequestSession):
-        zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
+    zope.sqlalchemy.register(dbsession, transaction_manager=transaction_manager)
     return dbsession
 
 
@@ -419,8 +368,7 @@ def includeme(config: Configurator) -> None:
 
     engine = make_engine(settings)
     config.registry["db.engine"] = engine
-    config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False,
-                                                        class_=RequestSession)
+    config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False)
     if engine.dialect.name == "postgresql":
         # A safe request on PostgreSQL runs its statements in autocommit: the
         # BEGIN and COMMIT around a read are two round trips to the server
