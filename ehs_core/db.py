@@ -134,8 +134,7 @@ def _make_engine(settings: dict[str, Any], **options: Any) -> Engine:
         connect_args={"options": "-c timezone=UTC"},
         pool_size=settings.get("ehs.pool_size", 5),
         max_overflow=10,
-        # No pre-ping: it was a round trip before every request's first
-        # statement (a quarter of the signed-in floor's time under load). A
+        # No pre-ping (a statement before every request's first): a
         # connection that died with the server (a restart, a failover) fails
         # its first statement instead; SQLAlchemy then drops every pooled
         # connection of that age and `disconnect_retry_tween_factory` has
@@ -237,8 +236,8 @@ class AutocommitReads:
 
 def read_rows(request: Request, statement: Any, parameters: dict[str, Any] | None = None) -> Any:
     """Run a Core statement of plain columns: on a safe request's autocommit
-    connection without the ORM session (a tenth of a millisecond less per
-    statement: no ORM execution context), else through the session, which
+    connection without the ORM session (plain columns need no ORM
+    execution context), else through the session, which
     first flushes what the request has changed, so the read sees it."""
     reads = request.autocommit_reads
     if reads is not None:
@@ -296,9 +295,8 @@ def reads_in_autocommit(request: Request) -> bool:
 
 def needs_transaction(request: Request) -> bool:
     """pyramid_tm's `activate_hook`: every request runs in a transaction
-    except those that read in autocommit, which have none to begin or commit
-    (the transaction manager's begin and commit were a twentieth of the
-    signed-in floor's CPU). What such a request queues for after the commit
+    except those that read in autocommit, which have none to begin or
+    commit. What such a request queues for after the commit
     runs when it ends (`ehs_core.events.after_commit`)."""
     return not reads_in_autocommit(request)
 
@@ -370,19 +368,15 @@ def includeme(config: Configurator) -> None:
     config.registry["db.engine"] = engine
     config.registry["dbsession_factory"] = sessionmaker(bind=engine, expire_on_commit=False)
     if engine.dialect.name == "postgresql":
-        # A safe request on PostgreSQL runs its statements in autocommit: the
-        # BEGIN and COMMIT around a read are two round trips to the server
-        # that every page, detail and the signed-in floor paid for nothing.
-        # Under READ COMMITTED each statement sees its own snapshot inside a
+        # A safe request on PostgreSQL runs its statements in autocommit: a
+        # read has nothing to commit. Under READ COMMITTED each statement sees its own snapshot inside a
         # transaction too, so what a read answers does not change. What a
         # safe request does write (a session's last activity, once a minute)
         # is a single statement, committed as it runs.
         #
         # No rollback when a connection goes back to the pool: in autocommit
         # each statement commits as it runs, so the connection is already
-        # outside any transaction, and psycopg's `rollback()` would only find
-        # that out (its lock and generator were 1% of the signed-in floor's
-        # instructions). A statement that failed leaves no transaction
+        # outside any transaction. A statement that failed leaves no transaction
         # either. The one way to leave one open, an explicit BEGIN, is
         # caught when the request gives the connection back
         # (`AutocommitReads.close`); the connections of `db.engine`, which
@@ -428,10 +422,8 @@ def constant(value: str | int) -> ColumnElement[Any]:
     PostgreSQL then weighs a generic plan, made without the parameters'
     values, against planning each run afresh. Compared with a parameter, a
     status cannot select a partial index (`… WHERE status = 'investigation'`)
-    nor be estimated: the generic plan of the menu's counts read all 100,000
-    incidents (38 ms), so PostgreSQL planned that statement again on every
-    page (1 ms of a 0.3 ms statement). Written as constants, the generic
-    plan is the good one and is kept.
+    nor be estimated, so the generic plan of a count by status reads every
+    incident. Written as constants, the generic plan is the good one.
 
     Written when the statement is compiled (SQLAlchemy's `literal_execute`
     would write it again at every execution), so only plain words and whole

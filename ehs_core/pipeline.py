@@ -2,16 +2,15 @@
 
 Pyramid adds the request properties registered with `add_request_method`
 (`request.dbsession`, pyramid_tm's `request.tm`) by making a new class for
-every request (`InstancePropertyHelper.apply_properties` calls `type()`),
-which cost the signed-in floor (`GET /api/auth/me`) about 6% of its
-instructions. `bake_request_extensions` puts them on one request class made
+every request (`InstancePropertyHelper.apply_properties` calls `type()`).
+`bake_request_extensions` puts them on one request class made
 once, at start-up, after the core and the plugins registered theirs: the
 router then has nothing left to add per request, and every request has the
 same properties as before (reified: computed once, on first use).
 
 `json_answer` writes the answers of `renderer="json"` views without the
 renderer machinery (a system-values dict, a `BeforeRender` event, an adapter
-lookup), about a tenth of the floor's CPU: the same `json.dumps` text in
+lookup): the same `json.dumps` text in
 the same `request.response`. No listener of `BeforeRender` reads JSON
 answers (the pages' layout values are for `.html` templates); an answer
 that `json.dumps` cannot write alone (an object with `__json__`) still goes

@@ -72,8 +72,7 @@ class BoundFilter:
     condition on `values(value, request)` (the query value as the values to
     bind; by default the list a repeated parameter gives). The list keeps
     its statement, compiled, per set of such filters and how many values
-    each binds, and only binds the values (`listing.list_page`): building a
-    select and its cache key each request cost a tenth of the list's time.
+    each binds, and only binds the values (`listing.list_page`).
     `where` is called with bound parameters in place of the values, so it
     must use them only as SQL values (`column.in_(values)`,
     `column >= values[0]`). Any other `apply` (a filter that joins, say)

@@ -8,9 +8,7 @@ A search's total is exact up to COUNT_BOUND matches; beyond, the page says
 
 A page's incidents are rows of plain columns (`ROW`, named as `Incident`'s
 attributes), read with the list's sections (`extensions.list_columns`) and,
-when it must be counted, its total, in one statement: loading 25 ORM
-objects was a fifth of the list's time, and each statement costs a signed-in
-request ~0.1-0.3 ms in the driver whatever PostgreSQL does.
+when it must be counted, its total, in one statement.
 
 Convention as in `incidents.filing`: the request is the unit of work (the
 caller is `request.identity`, the filters come from `request.registry`);
@@ -50,9 +48,8 @@ from ehs_core.incidents.models import Incident, Severity
 from ehs_core.incidents.resources import sees_everything, visible_incidents
 from ehs_core.incidents.schemas import IncidentQuerySchema, ListOrder
 
-# How far a search counts its matches. Counting all of them means reading
-# every one (27,000 rows for a word in a quarter of 100,000 incidents, ~50 ms
-# on PostgreSQL); up to here it costs about as much as the page.
+# How far a search counts its matches: counting all of them means reading
+# every one; up to here it costs about as much as the page.
 COUNT_BOUND = 1000
 
 # What a page reads of each incident: the columns its JSON and the list
@@ -61,7 +58,7 @@ COUNT_BOUND = 1000
 # sections' columns. The table's own columns, not the ORM's attributes: the
 # driver's result matches the columns of a statement to those of its cached
 # compiled form, by identity for these and by building an SQL comparison
-# for each of the attributes' annotated copies (a tenth of the list's CPU).
+# for each of the attributes' annotated copies.
 ROW = tuple(Incident.__table__.c[name] for name in serialize.COLUMNS)
 
 # A severity's rank: low 0 ... critical 3.

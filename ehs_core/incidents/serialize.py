@@ -113,8 +113,8 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
                    fresh: bool = False, sections: bool = True,
                    read: dict[int, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """`incidents`: `Incident`s, or the list's rows of plain columns with
-    the same names (`listing.ROW`: loading ORM objects was a fifth of the
-    list's time). `fresh`: the incidents were filed in this request (see
+    the same names (`listing.ROW`: a list has no use for ORM objects).
+    `fresh`: the incidents were filed in this request (see
     add_incident_section); `sections=False` leaves out the sections of the
     core's packages and plugins (a page that shows none of them need not
     send their queries); `read`: the column sections read with the rows
