@@ -337,10 +337,11 @@ SERVER_KEYS = frozenset({"ehs.proxy_addr"})
 
 def forget_attempt(event: Any) -> None:
     """pyramid_retry runs a failed request again (a serialization failure,
-    a dropped connection) with the same WSGI environ, where the core and
-    the plugins keep what a request has read and decided under "ehs."
-    keys: its incident contexts, the workflow's moves, the columns read
-    with the sections, a plugin's cases or pending tallies. They belong to
+    a dropped connection) with the same WSGI environ, where a few parts
+    still keep what a request has read and decided under "ehs." keys (a
+    plugin's cases or pending tallies, a refused upload's messages; the
+    core's incident contexts, workflow moves and investigation reads are
+    request attributes, new with each attempt). They belong to
     the attempt whose transaction was rolled back; the next attempt must
     read again, or it would check a transition against the state another
     transaction has just changed. (`pyramid_retry.IBeforeRetry`.)"""
