@@ -15,6 +15,7 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Select, bindparam, select
 
+from ehs_core import caches
 from ehs_core.db import PlainRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
@@ -285,28 +286,32 @@ def read_with_detail(config: Configurator, name: str, column: SectionColumn, *,
     config.registry.setdefault(WITH_PAGE if page_only else WITH_DETAIL, []).append((name, column))
 
 
-def read_one_with_sections(request: Request, build: Callable[[], tuple[Sequence[ColumnElement[Any]],
-                                                                        ColumnElement[bool]]],
+def read_one_with_sections(request: Request, key: Any,
+                           build: Callable[[], tuple[Sequence[ColumnElement[Any]], ColumnElement[bool]]],
                            parameters: dict[str, Any], page: bool = False) -> DetailRead | None:
     """One incident's columns, the column sections of its detail and the
     columns registered with `read_with_detail`, in one statement.
 
     `build()` gives the columns (the incident's id first) and the condition
     that finds the incident (naming bound parameters whose values are in
-    `parameters`). Answers None when no row matches. A section shown only
+    `parameters`), the same for the same `key`. Answers None when no row matches. A section shown only
     with a permission is left to `sections_for`, which checks it on the
     request's context (there is none yet while the context factory reads)."""
     registry = request.registry
     sections = tuple(s for s in registry.get("incident_sections", ())
                      if s.column is not None and s.permission is None)
     also = (*registry.get(WITH_DETAIL, ()), *(registry.get(WITH_PAGE, ()) if page else ()))
-    columns, condition = build()
     factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
-    statement = select(*columns, *(column() for column in factories)).where(condition)
-    row = PlainRead(statement).first(request, parameters)
+
+    def make() -> tuple[int, PlainRead]:
+        columns, condition = build()
+        return len(columns), PlainRead(select(*columns, *(column() for column in factories)).where(condition))
+
+    # One statement per shape (`key`, the sections and what is read with them).
+    start, read = caches.named(registry, "incident detail statements", 64).made((key, sections, also), make)
+    row = read.first(request, parameters)
     if row is None:
         return None
-    start = len(columns)
     return DetailRead(row[:start], {s.name: row[start + factories.index(s.column)] for s in sections},
                       {name: row[start + factories.index(column)] for name, column in also})
 

@@ -207,7 +207,8 @@ def detail_factory(request: Request, page: bool = False) -> IncidentContext:
                   "number": int(request.matchdict["number"])}
     if not everything:
         parameters["me"] = identity.user_id
-    found = read_one_with_sections(request, lambda: _detail_shape(everything), parameters, page=page)
+    found = read_one_with_sections(request, everything, lambda: _detail_shape(everything), parameters,
+                                   page=page)
     if found is None:
         raise HTTPNotFound()
     incident = IncidentRow(*found.columns)

@@ -13,6 +13,7 @@ from pyramid.request import Request
 from sqlalchemy import select
 from sqlalchemy.sql.elements import ColumnElement
 
+from ehs_core import caches
 from ehs_core.db import read_rows
 from ehs_core.directives import register_once
 from ehs_core.security import Root, identity_of
@@ -88,7 +89,12 @@ def nav_items(request: Request) -> list[dict[str, Any]]:
     if pending:
         if request.autocommit_reads is None:
             request.dbsession.flush()  # a change of this request's counts too
-        counts = read_rows(request, select(*(badge for _, badge in pending)), badge_parameters(request)).one()
+        badges = tuple(badge for _, badge in pending)
+        # One statement per set of badges, by their identity (SQL expressions
+        # compare into SQL, not into True or False); kept with them.
+        _, statement = caches.named(request.registry, "menu badge statements", 64).made(
+            tuple(map(id, badges)), lambda: (badges, select(*badges)))
+        counts = read_rows(request, statement, badge_parameters(request)).one()
         for (entry, _), count in zip(pending, counts, strict=True):
             entry["badge"] = int(count or 0) or None
     for entry in shown:
