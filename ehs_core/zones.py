@@ -30,3 +30,8 @@ def site_zone(timezone: str | None, registry: Registry) -> dt.tzinfo:
     """The zone of a site whose `timezone` column holds `timezone`: that IANA
     zone (validated when the site was saved), else the server's zone."""
     return ZoneInfo(timezone) if timezone else server_zone(registry)
+
+
+def local_time(instant: dt.datetime, timezone: str | None, registry: Registry) -> dt.datetime:
+    """An aware instant as the wall-clock time of the site (see `site_zone`)."""
+    return instant.astimezone(site_zone(timezone, registry))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import functools
 from zoneinfo import available_timezones
 
-from ehs_core.zones import server_zone, site_zone
+from ehs_core.zones import local_time, server_zone, site_zone
 
-__all__ = ["US_ZONES", "server_zone", "site_zone", "zone_choices"]
+__all__ = ["US_ZONES", "local_time", "server_zone", "site_zone", "zone_choices"]
 
 # The zones of US establishments, offered first (29 CFR 1904 binds US
 # employers); every other IANA zone follows.
