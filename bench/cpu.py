@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
             statements[0] += 1
 
         # Counted over the warm-up only: a listener is work production does
-        # not do, and it sends the statements `CursorRead` runs on the DBAPI
-        # cursor through SQLAlchemy (`ehs_core.db.CursorRead`).
+        # not do, and it sends the statements `PlainRead` runs on the DBAPI
+        # cursor through SQLAlchemy (`ehs_core.db.PlainRead`).
         counted = [router.registry[key] for key in ("db.engine", "db.autocommit_engine")
                    if key in router.registry and not args.callgrind]
         for engine in counted:

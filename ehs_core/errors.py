@@ -263,28 +263,6 @@ def database_error(exc: Exception, request: Request) -> Response:
     return server_error(exc, request)
 
 
-def page_database_error(exc: Exception, request: Request) -> Response:
-    """The same for a page: a person's browser gets the error page, not JSON."""
-    if not database_unreachable(exc):
-        from ehs_core.ui.errors import page_server_error
-
-        return page_server_error(exc, request)
-    from ehs_core.security import IDENTITY
-    from ehs_core.ui.errors import error_page
-
-    log_unreachable(exc, request.method, request.path_info)
-    # Without the database nobody can be recognised: the page is the one a
-    # signed-out visitor gets (the security policy's cached answer, which
-    # the layout reads, set to "nobody" so it asks the database no more).
-    request.environ[IDENTITY] = None
-    translate = request.localizer.translate
-    response = error_page(request, 503, translate("Temporarily unavailable"),
-                          translate("The service cannot reach its database just now. Nothing you sent "
-                                    "was saved; please try again in a moment."))
-    response.headers["Retry-After"] = RETRY_AFTER_OUTAGE
-    return response
-
-
 @exception_view_config(Exception, retryable_error=True,
                        last_retry_attempt=True)
 def server_error_after_retries(exc: Exception, request: Request) -> Response:
@@ -325,8 +303,3 @@ class LastResortErrors:
 
 def includeme(config: Configurator) -> None:
     config.scan(__name__)
-    # Pages (everything outside /api and /static, as `ui.errors`): more
-    # predicates than the JSON view above, so these win for pages.
-    for context in (DBAPIError, PoolTimeout):
-        config.add_exception_view(page_database_error, context=context, path_info=r"^/(?!api(/|$)|static/)",
-                                  retryable_error=False)

@@ -2,35 +2,27 @@
 
 Pyramid adds the request properties registered with `add_request_method`
 (`request.dbsession`, pyramid_tm's `request.tm`) by making a new class for
-every request (`InstancePropertyHelper.apply_properties` calls `type()`),
-which cost the signed-in floor (`GET /api/auth/me`) about 6% of its
-instructions. `bake_request_extensions` puts them on one request class made
+every request (`InstancePropertyHelper.apply_properties` calls `type()`).
+`bake_request_extensions` puts them on one request class made
 once, at start-up, after the core and the plugins registered theirs: the
 router then has nothing left to add per request, and every request has the
 same properties as before (reified: computed once, on first use).
 
 `json_answer` writes the answers of `renderer="json"` views without the
 renderer machinery (a system-values dict, a `BeforeRender` event, an adapter
-lookup), about a tenth of the floor's CPU: the same `json.dumps` text in
+lookup): the same `json.dumps` text in
 the same `request.response`. No listener of `BeforeRender` reads JSON
 answers (the pages' layout values are for `.html` templates); an answer
 that `json.dumps` cannot write alone (an object with `__json__`) still goes
 through the renderer.
-
-`page_answer` does the same for the pages (`.html` templates), except that
-their `BeforeRender` listeners are still notified: the same page, without
-Pyramid copying the renderer and asking its factory again on every render.
 """
 
 from __future__ import annotations
 
 import json
-from functools import partial
 from typing import Any
 
 from pyramid.config import Configurator
-from pyramid.csrf import get_csrf_token
-from pyramid.events import BeforeRender
 from pyramid.interfaces import IRequestExtensions, IRequestFactory
 from pyramid.request import Request
 from pyramid.response import Response
@@ -117,45 +109,5 @@ def json_content_type(response: Response) -> bool:
     return False
 
 
-def page_answer(view: Any, info: Any) -> Any:
-    """View deriver, under Pyramid's `rendered_view`: the page of a view
-    with a `.html` template renderer that returned a dict, rendered as
-    Pyramid renders it, without what Pyramid redoes for every request (a
-    copy of the renderer helper, whose renderer factory is asked again for
-    the template's renderer; the adapter lookup of the answer; the charset
-    parsed from the header to encode the text). The template sees the same
-    system values, and the `BeforeRender` listeners (the layout's values)
-    are notified as before. A view that picks another template
-    (`request.override_renderer`) goes through Pyramid's renderer."""
-    renderer = info.options.get("renderer")
-    name = getattr(renderer, "name", None)
-    if info.exception_only or not isinstance(name, str) or not name.endswith(".html"):
-        return view
-    registry = info.registry
-    shown = getattr(view, "__original_view__", view)
-
-    def wrapper(context: Any, request: Request) -> Any:
-        result = view(context, request)
-        if result.__class__ is not dict or "override_renderer" in request.__dict__:
-            return result
-        attrs = request.__dict__
-        system = BeforeRender({"view": attrs.pop("__view__") if "__view__" in attrs else shown,
-                               "renderer_name": name, "renderer_info": renderer,
-                               "context": context, "request": request, "req": request,
-                               "get_csrf_token": partial(get_csrf_token, request)}, result)
-        registry.notify(system)
-        text = renderer.renderer(result, system)
-        response = request.response
-        headerlist = response.headerlist
-        if headerlist and headerlist[0] == DEFAULT_CONTENT_TYPE:
-            response.body = text.encode()
-        else:
-            response.text = text
-        return response
-
-    return wrapper
-
-
 def includeme(config: Configurator) -> None:
     config.add_view_deriver(json_answer, under="rendered_view", over=VIEW)
-    config.add_view_deriver(page_answer, under="rendered_view", over=VIEW)

@@ -32,6 +32,7 @@ from pyramid.request import Request
 from sqlalchemy import event, inspect, update
 from sqlalchemy.orm import Session
 
+from ehs_core import caches
 from ehs_core.security import identity_of
 from ehs_core.users.models import Organization
 
@@ -40,8 +41,8 @@ T = TypeVar("T")
 # Model class -> the attributes whose change matters (None: any change).
 # Process-wide, as the mapped classes are.
 TRACKED: dict[type, frozenset[str] | None] = {}
-# A worker's values, by (organization, key): (version, value).
-CACHE_KEY = "ehs.refdata"
+# A worker's values, by (organization, key): (version, value) (`ehs_core.caches`).
+CACHE_NAME = "reference data"
 # Set on a request whose session wrote reference data.
 CHANGED = "ehs.refdata.changed"
 # Bound on the kept values (per-user keys, such as saved views, add one each).
@@ -73,14 +74,12 @@ def cached(request: Request, key: Hashable, load: Callable[[Request], T]) -> T:
     if version is None or CHANGED in request.environ:
         # (A request that changed reference data reads its own changes.)
         return load(request)
-    store: dict[Any, tuple[int, Any]] = request.registry.setdefault(CACHE_KEY, {})
+    store = caches.named(request.registry, CACHE_NAME, MAX_VALUES)
     full_key = (identity_of(request).account.organization_id, key)
     hit = store.get(full_key)
     if hit is not None and hit[0] == version:
         return hit[1]
     value = load(request)
-    if len(store) >= MAX_VALUES:
-        store.clear()
     store[full_key] = (version, value)
     return value
 
@@ -125,7 +124,7 @@ def _forget_bump(session: Session) -> None:
 def forget(registry: Any) -> None:
     """Drop this worker's values (the test kit does, as it rolls back the
     versions a test committed: a number used again must not find them)."""
-    registry.pop(CACHE_KEY, None)
+    caches.forget(registry, CACHE_NAME)
 
 
 def includeme(config: Configurator) -> None:

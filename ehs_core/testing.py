@@ -32,7 +32,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
 from ehs_core import refdata
-from ehs_core.db import RequestSession
 
 # The tests' people have addresses under `.test` (RFC 6761), which the
 # service refuses to keep in production (auth/schemas.py): email-validator's
@@ -263,7 +262,7 @@ def dbsession(registry: Any) -> Iterator[sa.orm.Session]:
     connection = engine.connect()
     outer = connection.begin()
     factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint",
-                           expire_on_commit=False, class_=RequestSession)
+                           expire_on_commit=False)
     original = registry["dbsession_factory"]
     registry["dbsession_factory"] = factory
     refdata.forget(registry)

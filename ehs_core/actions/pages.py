@@ -34,8 +34,9 @@ from ehs_core.investigation.models import RootCause
 from ehs_core.schemas import text, text_problem
 from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
-from ehs_core.ui.directives import BADGE_LIMIT
 from ehs_core.ui.forms import OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
+from ehs_core.ui.menu import BADGE_LIMIT
+from ehs_core.users.services import assignable_users
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 ACTION = r"/actions/{id:\d{1,9}}"
@@ -83,17 +84,19 @@ def _rows(request: Request, pairs: list[tuple[CorrectiveAction, Incident]]) -> l
 # --- adding from the incident page -------------------------------------------
 
 
+def actions_panel(request: Request, context: IncidentContext) -> dict[str, Any]:
+    """The incident page's actions (a panel): the people an action can be given to."""
+    return {"people": assignable_users(request)}
+
+
 def add_action(context: IncidentContext, request: Request) -> Any:
     values = json_values(request.POST, CREATE_FIELDS)
     try:
         action = services.create_action(request, context.incident, ActionCreateSchema().deserialize(values))
     except (colander.Invalid, DomainError) as exc:
-        from ehs_core.incidents.pages import detail_values
-        from ehs_core.investigation.pages import workspace_values
-
         request.response.status = getattr(exc, "status", 400)
-        return detail_values(request, context) | workspace_values(
-            request, context, {"action": errors_of(exc)}, {"action": dict(request.POST.items())})
+        return request.incident_page_values(context) | {
+            "ws_errors": {"action": errors_of(exc)}, "ws_values": {"action": dict(request.POST.items())}}
     return HTTPFound(request.route_path("page.incident", number=context.incident.number,
                                         _query={"notice": "action-added"}, _anchor=f"action-{action.id}"))
 
@@ -278,6 +281,9 @@ def verify_several(request: Request) -> Any:
 def includeme(config: Configurator) -> None:
     incident_factory = "ehs_core.incidents.resources.incident_factory"
     factory = "ehs_core.actions.resources.action_factory"
+    # The incident's actions on its page, a panel like any other (its template draws its own section).
+    config.add_incident_panel("actions", "actions/incident_actions.html", actions_panel,
+                              permission=Permission.view_incident, order=20, framed=False)
     config.add_route("page.incident_actions", PAGE + "/actions", factory=incident_factory)
     config.add_route("page.actions", "/actions")
     config.add_route("page.actions_verify", "/actions/verify")
@@ -298,4 +304,4 @@ def includeme(config: Configurator) -> None:
     view(add_note, route_name="page.action_note", request_method="POST", renderer="actions/detail.html",
          permission=Permission.comment_incident)
     config.add_nav_item("actions", "Actions", "page.actions", permission=Permission.signed_in, order=25,
-                        badge=actions_badge, badge_follows_queues=True)
+                        badge=actions_badge)

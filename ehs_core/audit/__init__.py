@@ -83,6 +83,11 @@ def readable(request: Request, entries: list[AuditEntry]) -> list[AuditEntry]:
 
 
 def includeme(config: Configurator) -> None:
+    from ehs_core.audit.timeline import comments_column, history_column
+
     config.add_directive("add_restricted_audit_action", add_restricted_audit_action)
+    # The incident page reads the comments and the history with its incident.
+    config.read_with_detail("timeline.comments", comments_column, page_only=True)
+    config.read_with_detail("timeline.history", history_column, page_only=True)
     config.scan(".views")
     config.scan(".listeners")

@@ -28,8 +28,8 @@ from sqlalchemy import (
 from ehs_core.audit import readable
 from ehs_core.audit.models import AuditEntry
 from ehs_core.db import constant, read_rows
-from ehs_core.incidents.extensions import read_also, read_with_sections
 from ehs_core.incidents.models import Comment, Incident
+from ehs_core.incidents.resources import known_context
 from ehs_core.incidents.serialize import shown_names
 from ehs_core.rowsjson import DOCUMENT, INSTANT, columns_of, decoder, json_rows
 
@@ -55,18 +55,11 @@ UPDATED_SUFFIX = ".updated"
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
 SOMEONE = _("Someone")  # who wrote a comment of a person no longer known
 MOVED_TO = _("moved to %(status)s")  # a comment written with a transition
-# Translations by (locale, message): a catalogue does not change while the
-# process runs, and translating a message costs as much as writing an entry.
-_TRANSLATED: dict[tuple[str, str], str] = {}
 
 
 def translated(localizer: Localizer, message: TranslationString) -> str:
-    """`localizer.translate(message)`, kept per locale."""
-    key = (localizer.locale_name, message)
-    found = _TRANSLATED.get(key)
-    if found is None:
-        found = _TRANSLATED[key] = localizer.translate(message)
-    return found
+    """`localizer.translate(message)`."""
+    return localizer.translate(message)
 
 
 class HistoryRow(NamedTuple):
@@ -165,25 +158,19 @@ _comments = decoder(CommentRow, order=("created_at", "id"), created_at=INSTANT)
 _history = decoder(HistoryRow, order=("at", "id"), at=INSTANT, changes=DOCUMENT)
 
 
-def read_with_incident(request: Request) -> None:
-    """Have the incident's comments and history read with its sections (the
-    incident page: one statement less)."""
-    read_with_sections(request, "timeline.comments", comments_column)
-    read_with_sections(request, "timeline.history", history_column)
-
-
 def comments_and_history(request: Request, incident: Incident,
                          ) -> tuple[list[CommentRow], list[HistoryRow], dict[int, str]]:
     """The incident page's comments and history (the entries the caller may
     read), oldest first, and the names of the people who wrote them (an
     entry's `actor_id` is None for an anonymous report): read with the
-    incident's sections when asked (`read_with_incident`), else in one
-    statement of plain rows; the names are the worker's reference data,
-    told apart where two people bear one (`shown_names`)."""
-    found, said = read_also(request, "timeline.comments", incident.id)
-    if found:
-        comments = _comments(said)
-        history = _history(read_also(request, "timeline.history", incident.id)[1])
+    incident by the page's statement (`includeme`: `read_with_detail`),
+    else in one statement of plain rows; the names are the worker's
+    reference data, told apart where two people bear one (`shown_names`)."""
+    context = known_context(request, incident)
+    read_with = context.read_with if context is not None else {}
+    if "timeline.comments" in read_with:
+        comments = _comments(read_with["timeline.comments"])
+        history = _history(read_with["timeline.history"])
     else:
         rows = read_rows(request, _comments_and_history(), {"incident": incident.id}).all()
         comments = [CommentRow(r.id, r.at, r.who, r.text, r.transition_to) for r in rows if r.kind == "c"]

@@ -18,7 +18,7 @@ from sqlalchemy.orm import make_transient_to_detached
 
 from ehs_core.auth.models import UserSession
 from ehs_core.auth.tokens import digest, new_secret
-from ehs_core.db import CursorRead, utcnow
+from ehs_core.db import PlainRead, utcnow
 from ehs_core.security import Identity, user_principals
 from ehs_core.users.models import Organization, User
 
@@ -41,9 +41,9 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # id, its activity being recorded by the token's hash, its other unique key.)
 USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active)
 # Built once (building a select costs more than running this one), and run
-# on the DBAPI cursor (`CursorRead`: SQLAlchemy's execution was most of the
+# on the DBAPI cursor (`PlainRead`: SQLAlchemy's execution was most of the
 # floor's time in the statement).
-IDENTITY = CursorRead(
+IDENTITY = PlainRead(
     select(UserSession.created_at, UserSession.last_seen_at, Organization.name,
            Organization.reference_version, *USER_COLUMNS)
     .join(User, User.id == UserSession.user_id)

@@ -45,6 +45,8 @@ _occurred_to = BoundFilter(lambda values: Incident.occurred_at < values[0],
 
 def includeme(config: Configurator) -> None:
     config.include(".extensions")
+    config.add_request_method("ehs_core.incidents.resources.incident_contexts", "incident_contexts",
+                              reify=True)
     config.add_route("incidents.export", "/api/incidents/export")
     config.add_route("incidents", "/api/incidents")
     config.add_route("incident", INCIDENT, factory=DETAIL_FACTORY)
@@ -64,3 +66,4 @@ def includeme(config: Configurator) -> None:
     config.scan(".notices")
     config.scan(".numbering")  # the counter of a new organization
     config.include(".pages")  # /incidents, /incidents/new, /incidents/<number>
+    config.include(".home")  # /: what waits for the person, and the cards plugins add

@@ -6,7 +6,7 @@ actions and attachments)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,8 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Select, bindparam, select
 
-from ehs_core.db import CursorRead, read_rows
+from ehs_core import caches
+from ehs_core.db import PlainRead, read_rows
 from ehs_core.directives import register_once
 from ehs_core.incidents.models import Incident
 
@@ -72,8 +73,7 @@ class BoundFilter:
     condition on `values(value, request)` (the query value as the values to
     bind; by default the list a repeated parameter gives). The list keeps
     its statement, compiled, per set of such filters and how many values
-    each binds, and only binds the values (`listing.list_page`): building a
-    select and its cache key each request cost a tenth of the list's time.
+    each binds, and only binds the values (`listing.list_page`).
     `where` is called with bound parameters in place of the values, so it
     must use them only as SQL values (`column.in_(values)`,
     `column >= values[0]`). Any other `apply` (a filter that joins, say)
@@ -202,18 +202,13 @@ def shown_sections(request: Request, detail: bool) -> list[IncidentSection]:
 
 
 def list_columns(request: Request) -> SectionColumns:
-    """The columns of the column sections this caller's list shows (made
-    once per set of sections: building them costs more than reading them)."""
+    """The columns of the column sections this caller's list shows."""
     sections = tuple(s for s in shown_sections(request, False) if s.column is not None)
     if not sections:
         return NO_COLUMNS
-    kept = request.registry.setdefault("incident_list_columns", {})
-    found = kept.get(sections)
-    if found is None:
-        factories = list(dict.fromkeys(s.column for s in sections))
-        found = kept[sections] = SectionColumns(sections, tuple(column() for column in factories),
-                                                tuple(factories.index(s.column) for s in sections))
-    return found
+    factories = list(dict.fromkeys(s.column for s in sections))
+    return SectionColumns(sections, tuple(column() for column in factories),
+                          tuple(factories.index(s.column) for s in sections))
 
 
 def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh: bool = False,
@@ -231,8 +226,7 @@ def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh
     given = read.get(incidents[0].id, {}) if read else {}
     columns = [s for s in shown if s.column is not None and not (fresh and s.fresh is not None)
                and s.name not in given]
-    also = tuple(request.environ.pop(ALSO, {}).items())
-    values = _read_columns(request, incidents, tuple(columns), also) if columns or also else {}
+    values = _read_columns(request, incidents, tuple(columns)) if columns else {}
     if read:
         values = {i: {**found, **values.get(i, {})} for i, found in read.items()} if values else read
     for section in shown:
@@ -252,131 +246,74 @@ def sections_for(request: Request, incidents: Sequence[Any], detail: bool, fresh
     return extra
 
 
-def _read_columns(request: Request, incidents: Sequence[Any], sections: tuple[IncidentSection, ...],
-                  also: tuple[tuple[str, SectionColumn], ...]) -> dict[int, dict[str, Any]]:
-    """The column sections of these incidents, and what the request asked
-    to read `also` (kept for `read_also`), in one statement (made once per
-    set of columns: building and compiling it costs more than running it)."""
-    kept = request.registry.setdefault("incident_section_statements", {})
-    found = kept.get((sections, also))
-    if found is None:
-        # Sections that share a column (the kiosk's channel and link) read it once.
-        factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
-        statement = select(Incident.id, *(column() for column in factories)).where(
-            Incident.id.in_(bindparam("ids", expanding=True)))
-        positions = [factories.index(s.column) for s in sections]
-        found = kept[(sections, also)] = (statement, positions,
-                                          [factories.index(column) for _, column in also])
-    statement, positions, also_positions = found
-    parameters = request.environ.pop(ALSO_PARAMETERS, {}) if also else {}
-    rows = read_rows(request, statement, {**parameters, "ids": [i.id for i in incidents]})
-    read: dict[int, dict[str, Any]] = {}
-    kept_also = request.environ.setdefault(READ_ALSO, {})
-    for incident_id, *values in rows:
-        read[incident_id] = {s.name: values[p] for s, p in zip(sections, positions, strict=True)}
-        for (name, _), position in zip(also, also_positions, strict=True):
-            kept_also[(name, incident_id)] = values[position]
-    return read
-
-
-# Columns a request asked to read with the sections (name -> column()), the
-# values of the bound parameters they name, and what was read, by (name,
-# incident id).
-ALSO, ALSO_PARAMETERS = "ehs.incident_columns.also", "ehs.incident_columns.parameters"
-READ_ALSO = "ehs.incident_columns.read"
+def _read_columns(request: Request, incidents: Sequence[Any],
+                  sections: tuple[IncidentSection, ...]) -> dict[int, dict[str, Any]]:
+    """The column sections of these incidents, in one statement."""
+    # Sections that share a column (the kiosk's channel and link) read it once.
+    factories = list(dict.fromkeys(s.column for s in sections))
+    statement = select(Incident.id, *(column() for column in factories)).where(
+        Incident.id.in_(bindparam("ids", expanding=True)))
+    positions = [factories.index(s.column) for s in sections]
+    rows = read_rows(request, statement, {"ids": [i.id for i in incidents]})
+    return {incident_id: {s.name: values[p] for s, p in zip(sections, positions, strict=True)}
+            for incident_id, *values in rows}
 
 
 @dataclass(frozen=True)
-class _OneRead:
-    """A statement of one incident with its detail's column sections
-    (`read_one_with_sections`), and where each part of its row is."""
+class DetailRead:
+    """One incident as its detail reads it in one statement
+    (`read_one_with_sections`): its columns, the raw value of each column
+    section by name, and what was registered to be read with it
+    (`read_with_detail`: the workflow's facts; on the page, the timeline
+    and the panels' columns), by name."""
 
-    read: CursorRead
-    width: int  # the caller's own columns come first
-    positions: tuple[int, ...]  # each section's column
-    also: tuple[tuple[str, int], ...]  # (name, column) of what was asked `also`
-
-
-# How many such statements the registry keeps (per kind of caller, set of
-# sections shown and columns asked `also`: a handful in practice).
-_ONE_READS_KEPT = 64
+    columns: tuple[Any, ...]
+    sections: dict[str, Any]
+    read_with: dict[str, Any]
 
 
-def read_one_with_sections(request: Request, key: Hashable,
+# Registered columns read with every incident detail, and with the page only.
+WITH_DETAIL, WITH_PAGE = "incident_detail_columns", "incident_page_columns"
+
+
+def read_with_detail(config: Configurator, name: str, column: SectionColumn, *,
+                     page_only: bool = False) -> None:
+    """Have the detail's statement (`read_one_with_sections`) read `column()`,
+    correlated to `Incident`, with the incident (`page_only`: on the incident
+    page, not the JSON detail); its value is `DetailRead.read_with[name]`,
+    carried by the request's `IncidentContext`. Registered while the app is
+    configured, so each kind of detail has one statement."""
+    config.registry.setdefault(WITH_PAGE if page_only else WITH_DETAIL, []).append((name, column))
+
+
+def read_one_with_sections(request: Request, key: Any,
                            build: Callable[[], tuple[Sequence[ColumnElement[Any]], ColumnElement[bool]]],
-                           parameters: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """One incident's columns, the column sections of its detail and what
-    the request asked to read `also`
-    (`read_with_sections`), in one statement: the detail's columns and its
-    sections were two statements, and each costs a request more in the
-    driver than in PostgreSQL.
+                           parameters: dict[str, Any], page: bool = False) -> DetailRead | None:
+    """One incident's columns, the column sections of its detail and the
+    columns registered with `read_with_detail`, in one statement.
 
     `build()` gives the columns (the incident's id first) and the condition
     that finds the incident (naming bound parameters whose values are in
-    `parameters`); it is called once per `key` and set of sections, and the
-    statement is kept and run on the DBAPI cursor (`ehs_core.db.CursorRead`:
-    no SQLAlchemy execution or result, which cost more than the statement).
-    Answers None when no row matches, else the columns' values and the raw
-    value of each section by name, for `sections_for(..., read=)`; what was
-    read `also` is kept for `read_also`. A section shown only with a
-    permission is left to `sections_for`, which checks it on the request's
-    context (there is none yet while the context factory reads)."""
+    `parameters`), the same for the same `key`. Answers None when no row matches. A section shown only
+    with a permission is left to `sections_for`, which checks it on the
+    request's context (there is none yet while the context factory reads)."""
     registry = request.registry
     sections = tuple(s for s in registry.get("incident_sections", ())
                      if s.column is not None and s.permission is None)
-    also = (*registry.get(EVERY_DETAIL, ()), *request.environ.pop(ALSO, {}).items())
-    kept = request.registry.setdefault("incident_one_reads", {})
-    found = kept.get((key, sections, also))
-    if found is None:
+    also = (*registry.get(WITH_DETAIL, ()), *(registry.get(WITH_PAGE, ()) if page else ()))
+    factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
+
+    def make() -> tuple[int, PlainRead]:
         columns, condition = build()
-        factories = list(dict.fromkeys([s.column for s in sections] + [column for _, column in also]))
-        statement = select(*columns, *(column() for column in factories)).where(condition)
-        start = len(columns)
-        if len(kept) >= _ONE_READS_KEPT:
-            kept.clear()
-        found = kept[(key, sections, also)] = _OneRead(
-            CursorRead(statement), start, tuple(start + factories.index(s.column) for s in sections),
-            tuple((name, start + factories.index(column)) for name, column in also))
-    if also:
-        parameters = {**request.environ.pop(ALSO_PARAMETERS, {}), **parameters}
-    row = found.read.first(request, parameters)
+        return len(columns), PlainRead(select(*columns, *(column() for column in factories)).where(condition))
+
+    # One statement per shape (`key`, the sections and what is read with them).
+    start, read = caches.named(registry, "incident detail statements", 64).made((key, sections, also), make)
+    row = read.first(request, parameters)
     if row is None:
         return None
-    if found.also:
-        kept_also = request.environ.setdefault(READ_ALSO, {})
-        for name, position in found.also:
-            kept_also[(name, row[0])] = row[position]
-    return row[:found.width], {s.name: row[p] for s, p in zip(sections, found.positions, strict=True)}
-
-
-EVERY_DETAIL = "incident_detail_columns"
-
-
-def read_every_detail_with(config: Configurator, name: str, column: SectionColumn) -> None:
-    """Have every detail (`read_one_with_sections`) read `column()` with its
-    incident, for `read_also` (the workflow's conditions)."""
-    config.registry.setdefault(EVERY_DETAIL, []).append((name, column))
-
-
-def read_with_sections(request: Request, name: str, column: SectionColumn,
-                       parameters: dict[str, Any] | None = None) -> None:
-    """Ask for `column()` (correlated to `Incident`, or not correlated at
-    all; the same function each time, so the statement is made once) to be
-    read by this request's next statement of sections, sparing a statement
-    of its own (the incident page's comments and history, the menu's
-    counts); `parameters` gives the values of bound parameters the column
-    names besides `ids`. `read_also` gives what was read."""
-    request.environ.setdefault(ALSO, {})[name] = column
-    if parameters:
-        request.environ.setdefault(ALSO_PARAMETERS, {}).update(parameters)
-
-
-def read_also(request: Request, name: str, incident_id: int) -> tuple[bool, Any]:
-    """(True, value) when `read_with_sections` had `name` read for this
-    incident, else (False, None)."""
-    kept = request.environ.get(READ_ALSO, {})
-    key = (name, incident_id)
-    return (True, kept[key]) if key in kept else (False, None)
+    return DetailRead(row[:start], {s.name: row[start + factories.index(s.column)] for s in sections},
+                      {name: row[start + factories.index(column)] for name, column in also})
 
 
 def filters(request: Request) -> list[IncidentFilter]:
@@ -387,3 +324,4 @@ def includeme(config: Configurator) -> None:
     config.add_directive("add_incident_section", add_incident_section)
     config.add_directive("add_incident_filter", add_incident_filter)
     config.add_directive("add_incident_total", add_incident_total)
+    config.add_directive("read_with_detail", read_with_detail)

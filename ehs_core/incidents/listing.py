@@ -8,9 +8,7 @@ A search's total is exact up to COUNT_BOUND matches; beyond, the page says
 
 A page's incidents are rows of plain columns (`ROW`, named as `Incident`'s
 attributes), read with the list's sections (`extensions.list_columns`) and,
-when it must be counted, its total, in one statement: loading 25 ORM
-objects was a fifth of the list's time, and each statement costs a signed-in
-request ~0.1-0.3 ms in the driver whatever PostgreSQL does.
+when it must be counted, its total, in one statement.
 
 Convention as in `incidents.filing`: the request is the unit of work (the
 caller is `request.identity`, the filters come from `request.registry`);
@@ -42,16 +40,16 @@ from sqlalchemy import (
     union_all,
 )
 
-from ehs_core.db import CursorRead, read_rows
+from ehs_core import caches
+from ehs_core.db import PlainRead, read_rows
 from ehs_core.incidents import extensions, search, serialize
 from ehs_core.incidents.extensions import BoundFilter, IncidentTotal, SectionColumns
 from ehs_core.incidents.models import Incident, Severity
 from ehs_core.incidents.resources import sees_everything, visible_incidents
 from ehs_core.incidents.schemas import IncidentQuerySchema, ListOrder
 
-# How far a search counts its matches. Counting all of them means reading
-# every one (27,000 rows for a word in a quarter of 100,000 incidents, ~50 ms
-# on PostgreSQL); up to here it costs about as much as the page.
+# How far a search counts its matches: counting all of them means reading
+# every one; up to here it costs about as much as the page.
 COUNT_BOUND = 1000
 
 # What a page reads of each incident: the columns its JSON and the list
@@ -60,7 +58,7 @@ COUNT_BOUND = 1000
 # sections' columns. The table's own columns, not the ORM's attributes: the
 # driver's result matches the columns of a statement to those of its cached
 # compiled form, by identity for these and by building an SQL comparison
-# for each of the attributes' annotated copies (a tenth of the list's CPU).
+# for each of the attributes' annotated copies.
 ROW = tuple(Incident.__table__.c[name] for name in serialize.COLUMNS)
 
 # A severity's rank: low 0 ... critical 3.
@@ -266,16 +264,15 @@ def newest_page(request: Request, query: dict[str, Any], columns: SectionColumns
     page and size (and the bounds it is written with), kept in the registry."""
     page, size = query["page"], query["pageSize"]
     offset = (page - 1) * size
-    kept = request.registry.setdefault("incident_newest_pages", {})
+    kept = caches.named(request.registry, "incident newest pages", 1000)
     key = (columns.sections, size, offset, COUNT_BOUND, search.MAX_WORDS, search.WINDOW_GATE, search.WINDOWS)
-    statement = kept.get(key)
-    if statement is None:
-        if len(kept) >= 1000:
-            kept.clear()
+
+    def make() -> Any:
         found = search.newest(size, offset, COUNT_BOUND).subquery("found")
-        statement = kept[key] = (select(*ROW, *columns.columns, found.c.counted).select_from(found)
-                                 .outerjoin(Incident.__table__, found.c.id == Incident.id)
-                                 .order_by(Incident.number.desc()))
+        return (select(*ROW, *columns.columns, found.c.counted).select_from(found)
+                .outerjoin(Incident.__table__, found.c.id == Incident.id).order_by(Incident.number.desc()))
+
+    statement = kept.made(key, make)
     rows = read_rows(request, statement, {"q": query["q"],
                                           "organization_id": request.identity.account.organization_id}).all()
     if not rows:
@@ -360,11 +357,9 @@ def list_page(request: Request, query: dict[str, Any], sections: bool = True) ->
                 sections=columns.read(rows, len(ROW)))
 
 
-# The list's statements, compiled, by what decides their SQL text (see
-# `kept_page`), per worker process; no more than MOST_KEPT of them (a
-# filter repeated with ever more values makes a new text each time): past
-# that, a page's statement is built for its request.
-KEPT = "incident_list_statements"
+# The list's statements, by what decides their SQL text (see `kept_page`),
+# in the app's cache of that name (`ehs_core.caches`), the least used first out.
+KEPT = "incident list statements"
 MOST_KEPT = 500
 
 # The filters (one value each) whose incidents an index reads newest first,
@@ -389,7 +384,7 @@ IN_NUMBER_ORDER = frozenset({frozenset(), frozenset({"type"}), frozenset({"sever
 
 @dataclass(frozen=True)
 class _Kept:
-    read: CursorRead
+    read: PlainRead
     row: type  # the rows' class: `ROW`'s names, then the sections' columns and the total
     total: bool  # the last column is the total
 
@@ -400,14 +395,14 @@ def kept_page(request: Request, query: dict[str, Any],
     `columns`, then the total unless the first row's number is the total)
     through a statement kept per set of filters, and whether they carry the
     total; None when a filter used is not a `BoundFilter` (its SQL may
-    depend on its value: a join, say) or too many statements are kept.
+    depend on its value: a join, say);
 
     Building the page's select and SQLAlchemy's cache key of it each
     request, running it through SQLAlchemy's execution, its result and
     psycopg's column descriptions cost more than PostgreSQL's work: the
     statement is built once per kind of caller (sees everything, sees their
     own), first page or not, sections shown, and filters with how many
-    values each binds, and runs on the DBAPI cursor (`CursorRead`, as the
+    values each binds, and runs on the DBAPI cursor (`PlainRead`, as the
     signed-in identity does), with only the values bound: the caller's
     organization (and id), the filters' values, the page's limit and
     offset. The same SQL as the statement built for the request, the same
@@ -449,12 +444,8 @@ def kept_page(request: Request, query: dict[str, Any],
     # Who may give the total instead of counting (`extensions.add_incident_total`).
     totals = extensions.ready_totals(request) if kind == "all" and used else ()
     key = (kind, page == 1, columns.sections, tuple((item.name, n) for item, n in used), totals, size)
-    statements = request.registry.setdefault(KEPT, {})
-    kept = statements.get(key)
-    if kept is None:
-        if len(statements) >= MOST_KEPT:
-            return None
-        kept = statements[key] = _kept_statement(request, kind, page == 1, size, columns, used, totals)
+    kept = caches.named(request.registry, KEPT, MOST_KEPT).made(
+        key, lambda: _kept_statement(request, kind, page == 1, size, columns, used, totals))
     rows = kept.read.all(request, parameters)
     return [kept.row._make(row) for row in rows], kept.total
 
@@ -491,5 +482,5 @@ def _kept_statement(request: Request, kind: str, first: bool, size: int | None, 
     # it that walked the status's index through every closed incident, and a
     # reporter's closed incidents took 12.2 ms where a plan for the values
     # took 4.3 (100,000 incidents; planning is 0.3 ms of it).
-    read = CursorRead(statement, prepare=not (kind == "own" and used))
+    read = PlainRead(statement)
     return _Kept(read, namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))

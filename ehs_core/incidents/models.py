@@ -136,8 +136,7 @@ class Incident(Base):
     # A copy of the investigation's lead, kept by `investigation.services`
     # (the one place that sets a lead), so that "under investigation and
     # waiting for me" reads one small index instead of checking the
-    # investigation of every incident under investigation (3 ms on every
-    # page at 100,000 incidents). Not part of the incident's JSON.
+    # investigation of every incident under investigation. Not part of the incident's JSON.
     investigation_lead_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     @property

@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import colander
-from jinja2.filters import do_truncate
 from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
@@ -28,28 +27,20 @@ from pyramid_jinja2 import IJinja2Environment
 from ehs_core import refdata
 from ehs_core.attachments import storage, thumbnails
 from ehs_core.audit.timeline import (
-    ANONYMOUS,
-    MOVED,
-    MOVED_TO,
-    SOMEONE,
-    UPDATED_SUFFIX,
     HistoryRow,
     comments_and_history,
-    read_with_incident,
     summary,
-    translated,
 )
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, export, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
-from ehs_core.incidents.resources import IncidentContext, detail_factory, sees_everything
+from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
-from ehs_core.investigation.pages import workspace_values
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
-from ehs_core.ui.directives import read_menu_with_sections, read_panels_with_sections, rendered_slots
+from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import (
     BOOL,
     INT,
@@ -62,15 +53,7 @@ from ehs_core.ui.forms import (
 )
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
 from ehs_core.ui.rendering import (
-    ascii_html,
-    day,
-    label,
-    machine_time,
-    nl2br,
     number,
-    output_escape,
-    time_html,
-    when,
 )
 from ehs_core.workflow.schemas import TransitionSchema
 from ehs_core.workflow.sections import moves
@@ -78,8 +61,6 @@ from ehs_core.workflow.transitions import move_incident
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 _ = TranslationStringFactory("ehs")
-NOBODY = _("Nobody")  # an action no one is assigned
-OVERDUE = _("Overdue")  # an action past its due date
 
 # What each type means, in a line: people confuse them.
 TYPE_HINTS = {
@@ -112,11 +93,8 @@ LIST_FILTERS = ("type", "severity", "status", "siteId", "areaId", "from", "to")
 
 def active_sites(request: Request, include_archived: bool = False) -> list[dict[str, Any]]:
     """Sites and their areas as the pickers and filters show them
-    ({id, name, timezone, areas: [{id, name}]}), read once per request."""
-    key = "ehs.page_sites.all" if include_archived else "ehs.page_sites"
-    if key not in request.environ:
-        request.environ[key] = site_choices(request, include_archived)
-    return request.environ[key]
+    ({id, name, timezone, areas: [{id, name}]})."""
+    return site_choices(request, include_archived)
 
 
 def incident_zone_name(request: Request, incident: Incident) -> str | None:
@@ -204,53 +182,6 @@ def filters_form(request: Request) -> Markup:
     return refdata.cached(request, key, render)
 
 
-# Each list row's HTML by what it shows, kept by the worker (bounded): the
-# newest incidents are listed again and again, and a row is written anew
-# the moment anything it shows differs, since that is its key.
-_ROWS: dict[tuple[Any, ...], str] = {}
-_ROWS_KEPT = 5000
-
-
-def rows_html(request: Request, rows: list[Any], zones: dict[int, str | None], incident_path: str) -> Markup:
-    """The table's rows, written here from the list's rows of plain columns
-    and the site and area names the worker keeps (the JSON items the
-    template read were a third of the list page's work, and a page of 25
-    rows through the template most of its rendering), each kept by
-    everything it shows. Every value is escaped."""
-    locale = request.localizer.locale_name
-    names = location_and_people(request, rows)
-    sites, areas = names["site"], names["area"]
-    written = []
-    for row in rows:
-        number, site_id = row.number, row.site_id
-        zone = zones.get(site_id)
-        site_name, area_name = sites.get(site_id), areas.get(row.area_id)
-        key = (locale, incident_path, zone, number, row.title, row.type, row.severity, row.status,
-               site_name, area_name, row.occurred_at)
-        found = _ROWS.get(key)
-        if found is None:
-            if len(_ROWS) >= _ROWS_KEPT:
-                _ROWS.clear()
-            where = output_escape(site_name)
-            if area_name:
-                where = f"{where} &middot; {output_escape(area_name)}"
-            occurred = row.occurred_at
-            found = _ROWS[key] = (
-                f'        <tr>\n          <td><a href="{output_escape(incident_path)}{number}">'
-                f'{output_escape(reference(number))}</a></td>\n'
-                f'          <td>{output_escape(row.title)}</td>\n'
-                f'          <td>{output_escape(label(row.type))}</td>\n'
-                f'          <td><span class="tag sev-{output_escape(row.severity)}">'
-                f'{output_escape(label(row.severity))}</span></td>\n'
-                f'          <td><span class="tag status">{output_escape(label(row.status))}</span></td>\n'
-                f'          <td>{where}</td>\n'
-                f'          <td><time datetime="{machine_time(occurred)}">{when(occurred, zone)}</time></td>'
-                f'\n'
-                f'        </tr>\n')
-        written.append(found)
-    return Markup("".join(written))  # noqa: S704 (every value escaped above)
-
-
 def list_query_params(request: Request) -> dict[str, Any]:
     """The page's query as the API's list schema takes it: every filter
     value that was given (several values for one filter are kept), paging
@@ -283,9 +214,10 @@ def incident_list(request: Request) -> dict[str, Any]:
     base = [(k, v) for k, v in request.GET.items() if k not in ("page", "notice") and v != ""]
     incident_path = request.route_path("page.incidents") + "/"
     zones = {s["id"]: s["timezone"] for s in sites}
+    names = location_and_people(request, page.items)
     return {
         "items": page.items,
-        "rows_html": rows_html(request, page.items, zones, incident_path),
+        "site_names": names["site"], "area_names": names["area"], "reference": reference,
         "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
         "export_limit": export.MAX_ROWS,
         "total_exact": page.exact, "has_next": page.page < pages if pages else True,
@@ -328,25 +260,8 @@ def go_to_incident(request: Request) -> HTTPFound:
 # --- detail -----------------------------------------------------------------
 
 
-def read_with_page(request: Request, incident_id: int | None = None) -> None:
-    """Comments and history come with the incident's sections, and so do
-    what the panels read and the menu's counts (`incident_id` None: the
-    context's incident, not read yet)."""
-    read_with_incident(request)
-    read_panels_with_sections(request)
-    read_menu_with_sections(request, incident_id)
-
-
-def page_factory(request: Request) -> IncidentContext:
-    """The page's context: the incident read with its sections and what
-    `read_with_page` asks, in one statement (`detail_factory`)."""
-    return detail_factory(request, prepare=read_with_page)
-
-
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     incident = context.incident
-    if context.sections is None:  # not read with the incident (a form's answer)
-        read_with_page(request, incident.id)
     item = incident_json(request, incident, detail=True, read=context.sections)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
@@ -364,51 +279,23 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
             f["id"] for f in item.get("attachments") or () if thumbnails.previewed(f["contentType"])]),
         "action_paths": paths_by_id(request, "page.action", [a["id"] for a in item.get("actions") or ()]),
         "zone": zone_name,
-        "stepper_html": shared_fragment(request, "incidents/stepper.html", (status_index,),
-                                        statuses=statuses, status_index=status_index),
-        "moves_html": shared_fragment(request, "incidents/moves.html",
-                                      (reopening, *((t["to"], t.get("blockedReason")) for t in transitions)),
-                                      transitions=transitions, blocked_anchors=BLOCKED_ANCHORS,
-                                      reopening=reopening),
+        "statuses": statuses, "status_index": status_index,
+        "blocked_anchors": BLOCKED_ANCHORS, "reopening": reopening,
         **(people := people_values(request, incident)),
-        "history_html": history_html(request, people["history"], people["comment_authors"], zone_name),
-        "comments_html": comments_html(request, people["comments"], people["comment_authors"], zone_name),
-        "panels": rendered_slots(request, "ui.incident_panels", context, context=context),
+        "history": history_entries(request, people["history"], people["comment_authors"]),
         "errors": {},
-    } | workspace_values(request, context, can=can)
-    values["actions_html"] = action_rows_html(request, item.get("actions") or (), values["action_paths"],
-                                              values["cause_by_id"])
+    }
+    values["panels"] = panels = rendered_slots(request, "ui.incident_panels", context, context=context)
+    for panel in panels:
+        if not panel["framed"]:  # the core's own panels: their values are the page's
+            values.update(panel["vars"])
     return values
-
-
-# Fragments of the incident page that many incidents share (the stepper of a
-# status, the buttons of a set of moves), by template, locale and what they
-# show; kept by the worker, bounded.
-_FRAGMENTS: dict[tuple[Any, ...], Markup] = {}
-_FRAGMENTS_KEPT = 1000
-
-
-def shared_fragment(request: Request, template: str, key: tuple[Any, ...], **values: Any) -> Markup:
-    """`template` rendered with `values`, once per locale and `key` (what
-    the values show). The stepper's six steps and the move buttons' words
-    through `_` with a placeholder were a twentieth of the page, the same
-    for every incident in a status."""
-    full_key = (template, request.localizer.locale_name, *key)
-    found = _FRAGMENTS.get(full_key)
-    if found is None:
-        if len(_FRAGMENTS) >= _FRAGMENTS_KEPT:
-            _FRAGMENTS.clear()
-        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-        found = _FRAGMENTS[full_key] = Markup(  # noqa: S704 (an autoescaping template's output)
-            environment.get_template(template).render(**values))
-    return found
 
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
     items = comments.list_comments(request, incident)
     authors = shown_names(request, {c.author_id for c in items})
-    return {"comments": items, "comment_client_id": str(uuid.uuid4()),
-            "comments_html": comments_html(request, items, authors, incident_zone_name(request, incident))}
+    return {"comments": items, "comment_client_id": str(uuid.uuid4()), "comment_authors": authors}
 
 
 def people_values(request: Request, incident: Incident) -> dict[str, Any]:
@@ -419,109 +306,13 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
             "comment_client_id": str(uuid.uuid4()), "upload_client_id": str(uuid.uuid4())}
 
 
-def comments_html(request: Request, said: list[Any], authors: dict[int, str], zone: str | None) -> Markup:
-    """The comments as the page's list items, written here as the history
-    is: who (or "Someone"), the status a comment moved the incident to,
-    when, and the text with its line breaks. Everything written is escaped
-    (the catalogue's words are the page's own)."""
+def history_entries(request: Request, history: list[HistoryRow],
+                    names: dict[int, str]) -> list[dict[str, Any]]:
+    """The history as the page lists it: when, who (None: an anonymous
+    report) and what, in the person's words (`audit.timeline.summary`)."""
     localizer = request.localizer
-    someone = ascii_html(translated(localizer, SOMEONE))
-    moved_to = ascii_html(translated(localizer, MOVED_TO))
-    tz = zone_named(zone, request)
-    written = []
-    for comment in said:
-        name = authors.get(comment.author_id)
-        moved = (" &middot; " + moved_to % {"status": output_escape(label(comment.transition_to))}
-                 if comment.transition_to else "")
-        who = output_escape(name) if name else someone
-        when_html = time_html(comment.created_at, tz)
-        written.append(f'    <li>\n      <div class="meta">{who}{moved} &middot; {when_html}</div>\n'
-                       f'      <div>{nl2br(comment.body)}</div>\n    </li>\n')
-    return Markup("".join(written))  # noqa: S704 (every value is escaped above)
-
-
-def history_html(request: Request, history: list[HistoryRow], names: dict[int, str],
-                 zone: str | None) -> Markup:
-    """The history's entries as the page's list items, written here: a
-    history has a dozen entries or more, each a time in two forms, a name
-    (`names`, by the entry's actor; "Anonymous" for none) and a summary,
-    and through the template they were a fifth of the page's rendering.
-    Each name is escaped once however many entries it wrote, and each
-    summary is written once per worker (`summary_html`). Everything
-    written is escaped."""
-    localizer = request.localizer
-    anonymous = ascii_html(translated(localizer, ANONYMOUS))
-    who = {actor: output_escape(name) for actor, name in names.items()}
-    tz = zone_named(zone, request)
-    return Markup("".join([  # noqa: S704 (every value is escaped)
-        f'        <li><div class="meta">{time_html(entry.at, tz)} &middot; '
-        f'{who.get(entry.actor_id, anonymous)}</div>\n'
-        f'          <div>{summary_html(localizer, entry.action, entry.changes)}</div></li>\n'
-        for entry in history]))
-
-
-# Each summary as the page writes it, by locale and what the summary reads
-# of its entry; kept by the worker, bounded.
-_SUMMARIES: dict[tuple[Any, ...], str] = {}
-_SUMMARIES_KEPT = 4096
-_TEXT_OR_NONE = frozenset((str, type(None)))  # a status a summary can be kept by
-
-
-def summary_html(localizer: Any, action: str, changes: dict[str, Any] | None) -> str:
-    """`summary(localizer, action, changes)`, escaped, in ASCII: written
-    once per locale and what it reads (the action; a move's old and new
-    status; the names an update changed), since a history says "Moved on:
-    triage → investigation" or "Corrective action changed: open → done"
-    again and again, and summarising and escaping an entry cost more than
-    the rest of its line."""
-    key: tuple[Any, ...]
-    if not changes or not (action == MOVED or action.endswith(UPDATED_SUFFIX)):
-        key = (localizer.locale_name, action)
-    else:
-        status = changes.get("status")
-        old, new = (status.get("old"), status.get("new")) if isinstance(status, dict) else (None, None)
-        if not (type(old) in _TEXT_OR_NONE and type(new) in _TEXT_OR_NONE):
-            return output_escape(summary(localizer, action, changes))  # not a status: not kept
-        key = (localizer.locale_name, action, isinstance(status, dict), old, new,
-               () if action == MOVED else tuple(changes))
-    found = _SUMMARIES.get(key)
-    if found is None:
-        if len(_SUMMARIES) >= _SUMMARIES_KEPT:
-            _SUMMARIES.clear()
-        found = _SUMMARIES[key] = output_escape(summary(localizer, action, changes))
-    return found
-
-
-def action_rows_html(request: Request, actions: Any, paths: dict[Any, str], causes: dict[Any, Any]) -> Markup:
-    """The corrective actions' table rows, written here as the history is:
-    the title linking to the action, its cause (shortened as Jinja's
-    `truncate(60)` shortens it) linking to the cause above, the assignee
-    (or "Nobody"), the due date and "Overdue", the status. Through the
-    template each row was as much work as three lines of the history.
-    Everything written is escaped."""
-    if not actions:
-        return Markup("")
-    localizer = request.localizer
-    nobody = ascii_html(output_escape(translated(localizer, NOBODY)))
-    overdue = f' <span class="overdue">{ascii_html(output_escape(translated(localizer, OVERDUE)))}</span>'
-    environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-    written = []
-    for action in actions:
-        cause_id = action.get("rootCauseId")
-        cause = causes.get(cause_id) if cause_id else None
-        shown = (f'<a href="#cause-{output_escape(cause_id)}">'
-                 f'{output_escape(do_truncate(environment, cause.description, 60))}</a>'
-                 if cause is not None else '<span class="muted">&#8212;</span>')
-        assignee = action.get("assignee")
-        number = action["id"]
-        late = overdue if action.get("overdue") else ""
-        written.append(
-            f'      <tr id="action-{output_escape(number)}"><td><a href="{output_escape(paths[number])}">'
-            f'{output_escape(action["title"])}</a></td>\n      <td>{shown}</td>\n'
-            f'      <td>{output_escape(assignee["name"]) if assignee else nobody}</td>\n'
-            f'      <td>{output_escape(day(action.get("dueDate")))}{late}</td>'
-            f'<td>{output_escape(label(action["status"]))}</td></tr>\n')
-    return Markup("".join(written))  # noqa: S704 (every value is escaped above)
+    return [{"at": entry.at, "actor": names.get(entry.actor_id),
+             "summary": summary(localizer, entry.action, entry.changes)} for entry in history]
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:
@@ -721,6 +512,11 @@ def area_picker(request: Request) -> dict[str, Any]:
 
 
 def includeme(config: Configurator) -> None:
+    # The page's values, for the other packages' forms that answer with the whole page.
+    config.add_request_method(detail_values, "incident_page_values")
+    # The comments, a panel of the page like any other (its template draws its own section).
+    config.add_incident_panel("comments", "incidents/comments.html", permission=Permission.view_incident,
+                              order=1000, framed=False)
     config.add_route("page.incidents", "/incidents")
     config.add_route("page.incident_go", "/incidents/go")
     config.add_route("page.incident_new", "/incidents/new")

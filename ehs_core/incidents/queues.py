@@ -88,9 +88,9 @@ def waiting_count(identity: Identity, up_to: int | None = None) -> ColumnElement
     one statement on every page): what `waiting_for` lists for this person
     (incidents whose next step is theirs, their open actions), counted
     without loading them. `up_to`: each part stops counting there (the menu
-    says "99+"; an exact count read ~6,000 index entries at 100,000
-    incidents, 5 ms on every page). The person and organization are the
-    bound parameters `me` and `organization` (ui.directives.badge_parameters):
+    says "99+": no need to read a long queue to the end). The person and
+    organization are the bound parameters `me` and `organization`
+    (ui.menu.badge_parameters):
     the expression is made once per role and bound."""
     return _waiting_count(role_at_least(identity.role, Role.supervisor),
                           role_at_least(identity.role, Role.safety_manager), up_to)
@@ -128,11 +128,9 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
         return parts[0] + rest
     # When the first part alone reaches `up_to`, the sum says "99+" whatever
     # the others hold: PostgreSQL counts them only otherwise (an uncorrelated
-    # subquery is run when first needed, here only in the ELSE). A team with a
-    # full triage queue saved four counts on every page, two of them a
-    # hundred index entries (0.25 → 0.09 ms, EXPLAIN ANALYZE at 100,000
-    # incidents). OFFSET 0 keeps the first count in its subquery: pulled up,
-    # it would be copied into both branches and counted twice.
+    # subquery is run when first needed, here only in the ELSE). OFFSET 0
+    # keeps the first count in its subquery: pulled up, it would be copied
+    # into both branches and counted twice.
     first = select(parts[0].label("n")).offset(constant(0)).subquery()
     return select(case((first.c.n >= constant(up_to), first.c.n), else_=first.c.n + rest)).scalar_subquery()
 

@@ -14,7 +14,7 @@ ORM object they change (`incident_factory`).
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -46,8 +46,8 @@ def reported_or_assigned(user: Any, one: bool = False) -> ColumnElement[bool]:
     """What a reporter sees: the incidents `user` (an id, or a bound
     parameter) reported, and those with an action assigned to them. `one`:
     for a statement of one incident, whose actions are looked up by the
-    incident (an index lookup) rather than by the user (PostgreSQL hashes
-    all of the user's actions, 0.7 ms for a reporter with 365 of them)."""
+    incident (an index lookup) rather than by the user (PostgreSQL would
+    hash all of the user's actions)."""
     if one:
         return or_(Incident.reporter_id == user, exists().where(
             CorrectiveAction.incident_id == Incident.id, CorrectiveAction.assignee_id == user))
@@ -67,33 +67,40 @@ def visible_incidents(query: Select, identity: Identity | None, user: Any = None
     return query.where(reported_or_assigned(identity.user_id if user is None else user))
 
 
-CONTEXTS = "ehs.incident_contexts"
+def incident_contexts(request: Request) -> dict[int, IncidentContext]:
+    """`request.incident_contexts`: the latest context of each incident
+    object in this request (a retried attempt is a new request)."""
+    return {}
 
 
-def known_context(request: Request, incident: Incident) -> IncidentContext | None:
+def known_context(request: Request, incident: Any) -> IncidentContext | None:
     """The context made for this very incident object in this request, if any."""
-    context = request.environ.get(CONTEXTS, {}).get(id(incident))
+    context = request.incident_contexts.get(id(incident))
     return context if context is not None and context.incident is incident else None
 
 
 class IncidentContext:
     """`incident`: the ORM object, or an `IncidentRow` on the detail's safe
     requests (`detail_factory`), which also give `sections` (the raw values
-    of the detail's column sections, for `incident_json(..., read=)`) and,
+    of the detail's column sections, for `incident_json(..., read=)`),
+    `read_with` (what was registered to be read with the detail:
+    `extensions.read_with_detail`) and,
     for a caller who is not a supervisor, `through_action`: whether they
     see the incident through an action assigned to them rather than as its
     reporter."""
 
     def __init__(self, request: Request, incident: Any, fresh: bool = False, *,
-                 through_action: bool | None = None, sections: dict[str, Any] | None = None) -> None:
+                 through_action: bool | None = None, sections: dict[str, Any] | None = None,
+                 read_with: dict[str, Any] | None = None) -> None:
         self.request = request
         self.incident = incident
         self.fresh = fresh  # filed in this request: no actions, so no assignees, yet
         self.through_action = through_action
         self.sections = sections
+        self.read_with = read_with or {}
         # The latest context of each incident in this request, so the parts
         # of its answer (the workflow's `can`) reuse its loaded ACL.
-        request.environ.setdefault(CONTEXTS, {})[id(incident)] = self
+        request.incident_contexts[id(incident)] = self
 
     @cached_property
     def __acl__(self) -> IncidentACL:  # one per request, however often checked
@@ -184,32 +191,35 @@ def _detail_shape(everything: bool) -> tuple[Sequence[ColumnElement[Any]], Colum
     return COLUMNS, found if everything else and_(found, reported_or_assigned(bindparam("me"), one=True))
 
 
-def detail_factory(request: Request, prepare: Callable[[Request], None] | None = None) -> IncidentContext:
-    """Context factory of the incident's detail (its JSON and its page). On
-    a safe request of a signed-in user, the incident's columns, its
-    detail's column sections and, for a caller who does not see every
-    incident, the visibility rule are one statement
-    (`extensions.read_one_with_sections`): 404 when it finds no row, as for
-    a number that does not exist. `prepare(request)` runs first, to ask
-    for columns read with it (`read_with_sections`). Any other request gets
-    `incident_factory`'s context (the ORM object it changes)."""
+def detail_factory(request: Request, page: bool = False) -> IncidentContext:
+    """Context factory of the incident's detail (its JSON and, `page`, its
+    page). On a safe request of a signed-in user, the incident's columns,
+    its detail's column sections, what is registered to be read with it
+    and, for a caller who does not see every incident, the visibility rule
+    are one statement (`extensions.read_one_with_sections`): 404 when it
+    finds no row, as for a number that does not exist. Any other request
+    gets `incident_factory`'s context (the ORM object it changes)."""
     identity = request.identity
     if request.method not in SAFE_METHODS or identity is None or not identity.is_user:
         return incident_factory(request)
-    if prepare is not None:
-        prepare(request)
     everything = sees_everything(identity)
     parameters = {"organization_id": identity.account.organization_id,
                   "number": int(request.matchdict["number"])}
     if not everything:
         parameters["me"] = identity.user_id
-    found = read_one_with_sections(request, everything, lambda: _detail_shape(everything), parameters)
+    found = read_one_with_sections(request, everything, lambda: _detail_shape(everything), parameters,
+                                   page=page)
     if found is None:
         raise HTTPNotFound()
-    columns, sections = found
-    incident = IncidentRow(*columns)
-    return IncidentContext(request, incident, sections=sections,
+    incident = IncidentRow(*found.columns)
+    return IncidentContext(request, incident, sections=found.sections, read_with=found.read_with,
                            through_action=None if everything else incident.reporter_id != identity.user_id)
+
+
+def page_factory(request: Request) -> IncidentContext:
+    """Context factory of the incident page: the detail's, with what the
+    page registered to be read with it (its timeline, its panels' columns)."""
+    return detail_factory(request, page=True)
 
 
 def context_for(request: Request, incident_id: int) -> IncidentContext:

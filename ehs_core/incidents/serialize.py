@@ -21,17 +21,10 @@ from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import site_index
 from ehs_core.users.models import User
 
-# The zone of each offset incidents were reported with (at most one per
-# minute of ±24 hours), made once rather than for each incident shown.
-_OFFSET_ZONES: dict[int, dt.timezone] = {}
-
 
 def occurred_at(incident: Any) -> str:
     """The instant in the offset it was reported with (e.g. 2026-03-01T08:15:00+02:00)."""
-    minutes = incident.occurred_offset_minutes
-    zone = _OFFSET_ZONES.get(minutes)
-    if zone is None:
-        zone = _OFFSET_ZONES[minutes] = dt.timezone(dt.timedelta(minutes=minutes))
+    zone = dt.timezone(dt.timedelta(minutes=incident.occurred_offset_minutes))
     text = incident.occurred_at.astimezone(zone).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
@@ -120,83 +113,38 @@ def incidents_json(request: Request, incidents: Sequence[Any], detail: bool = Fa
                    fresh: bool = False, sections: bool = True,
                    read: dict[int, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """`incidents`: `Incident`s, or the list's rows of plain columns with
-    the same names (`listing.ROW`: loading ORM objects was a fifth of the
-    list's time). `fresh`: the incidents were filed in this request (see
+    the same names (`listing.ROW`: a list has no use for ORM objects).
+    `fresh`: the incidents were filed in this request (see
     add_incident_section); `sections=False` leaves out the sections of the
     core's packages and plugins (a page that shows none of them need not
     send their queries); `read`: the column sections read with the rows
     (`listing.Page.sections`)."""
-    return _items(request, incidents, detail, fresh, sections, read, None)
+    return _items(request, incidents, detail, fresh, sections, read)
 
 
 def _items(request: Request, incidents: Sequence[Any], detail: bool, fresh: bool, sections: bool,
-           read: dict[int, dict[str, Any]] | None,
-           made: list[tuple[dict[str, Any] | None, dict[str, Any]]] | None) -> list[dict[str, Any]]:
-    """`incidents_json`; `made`: where to note, for each item, the kept own
-    part it was made from (None for an `Incident`) and its sections."""
+           read: dict[int, dict[str, Any]] | None) -> list[dict[str, Any]]:
     if not incidents:
         return []
     found = location_and_people(request, incidents)
     sites, areas, names = found["site"], found["area"], found["user"]
     extra = sections_for(request, incidents, detail, fresh, read) if sections else {}
     items = []
-    # Rows of the list (`COLUMNS` first), not `Incident`s or the detail's rows.
-    listed = tuple(getattr(incidents[0], "_fields", ())[:WIDTH]) == COLUMNS
     for incident in incidents:
-        if listed:
-            values = incident[:WIDTH]
-            kept = _KEPT_ROWS.get(values[0])
-            if kept is None or kept[0] != values:
-                kept = _keep(values, incident)
-            base = kept[1]
-            item = base.copy()
-        else:
-            base, item = None, _own_part(incident)
-        site_id, area_id, reporter_id = incident.site_id, incident.area_id, incident.reporter_id
-        # Assigned in place: the keys keep their order.
-        item["siteName"] = sites.get(site_id)
-        item["areaName"] = areas.get(area_id)
-        if reporter_id is not None:
-            item["reporter"] = {"id": reporter_id, "name": names.get(reporter_id)}
-        added = extra[incident.id] if extra else {}
-        item.update(added)
+        item = _own_part(incident)
+        item["siteName"] = sites.get(incident.site_id)
+        item["areaName"] = areas.get(incident.area_id)
+        if incident.reporter_id is not None:
+            item["reporter"] = {"id": incident.reporter_id, "name": names.get(incident.reporter_id)}
+        item.update(extra[incident.id] if extra else {})
         items.append(item)
-        if made is not None:
-            made.append((base, added))
     return items
 
 
 def incidents_json_text(request: Request, incidents: Sequence[Any],
                         read: dict[int, dict[str, Any]] | None = None) -> str:
-    """`json.dumps(incidents_json(request, incidents, read=read))`, the same
-    text: each item's text is kept with what it was made of (its row's own
-    part, kept while the row is the same, and the rest: the site's and
-    area's names, the reporter, the sections), so an item shown again is
-    not encoded again. Encoding the items was a third of the list's
-    instructions (the C encoder escapes every character of every
-    description). TypeError as json.dumps when a section's value is not
-    JSON."""
-    made: list[tuple[dict[str, Any] | None, dict[str, Any]]] = []
-    items = _items(request, incidents, False, False, True, read, made)
-    dumps = json.dumps
-    texts = []
-    for item, (base, added) in zip(items, made, strict=True):
-        if base is None:
-            texts.append(dumps(item))
-            continue
-        # The item is its own part with these assigned in this order: the
-        # same own part and the same rest make the same text. The rest
-        # compared by its repr, which tells apart what `==` does not and
-        # JSON does (1, 1.0, True), at a third of json.dumps's cost.
-        rest = repr((item["siteName"], item["areaName"], item["reporter"], added))
-        key = id(base)
-        kept = _KEPT_TEXTS.get(key)
-        if kept is None or kept[0] is not base or kept[1] != rest:
-            if len(_KEPT_TEXTS) >= MOST_KEPT_ROWS:
-                _KEPT_TEXTS.clear()
-            kept = _KEPT_TEXTS[key] = (base, rest, dumps(item))
-        texts.append(kept[2])
-    return "[" + ", ".join(texts) + "]"  # json.dumps's list, with its default separator
+    """`json.dumps(incidents_json(request, incidents, read=read))`."""
+    return json.dumps(_items(request, incidents, False, False, True, read))
 
 
 # The columns of an incident its JSON shows (the list reads them as rows:
@@ -204,28 +152,6 @@ def incidents_json_text(request: Request, incidents: Sequence[Any],
 COLUMNS = ("id", "number", "title", "type", "severity", "status", "occurred_at", "occurred_offset_minutes",
            "site_id", "area_id", "location_detail", "description", "immediate_action", "anonymous",
            "reporter_id", "created_at", "updated_at", "closed_at")
-WIDTH = len(COLUMNS)
-# What `_own_part` made of each row of the list, by incident id, with the
-# row's values it was made from: the list shows the same rows to every
-# caller until they change, and writing their instants was a sixth of the
-# list's instructions. Used only while the row's values are the same; no
-# more than MOST_KEPT_ROWS (then started afresh).
-_KEPT_ROWS: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
-MOST_KEPT_ROWS = 5000
-
-
-# Each kept own part's item text (`incidents_json_text`), by the own part
-# (held, so its id is not reused while kept), with the text of the rest.
-_KEPT_TEXTS: dict[int, tuple[dict[str, Any], str, str]] = {}
-
-
-def _keep(values: tuple[Any, ...], incident: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    if len(_KEPT_ROWS) >= MOST_KEPT_ROWS:
-        _KEPT_ROWS.clear()
-    kept = _KEPT_ROWS[values[0]] = (values, _own_part(incident))
-    return kept
-
-
 def _own_part(incident: Any) -> dict[str, Any]:
     """An incident's JSON from its own columns, in the answer's order; the
     site's and area's names and the reporter are None (filled in by

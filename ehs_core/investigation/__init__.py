@@ -53,17 +53,21 @@ class RootCauseRow(NamedTuple):
 
 _investigations = decoder(InvestigationRow, completed=FLAG, created_at=INSTANT, updated_at=INSTANT)
 _causes = decoder(RootCauseRow, whys=DOCUMENT, created_at=INSTANT)
-# What this request read, by incident id: the detail's sections and the
-# workspace on the incident page show the same rows.
-INVESTIGATIONS, CAUSES = "ehs.investigations", "ehs.root_causes"
+
+
+def investigation_reads(request: Request) -> dict[str, dict[int, Any]]:
+    """`request.investigation_reads`: what this request read, by incident
+    id ("investigations", "causes"): the detail's sections and the
+    workspace on the incident page show the same rows."""
+    return {"investigations": {}, "causes": {}}
 
 
 def loaded(request: Request, incidents: list[Incident],
            ) -> tuple[dict[int, InvestigationRow], dict[int, list[RootCauseRow]]]:
     """The incidents' investigations and root causes (by id), read once per
     request (with the detail's sections when it has them)."""
-    investigations = request.environ.setdefault(INVESTIGATIONS, {})
-    causes = request.environ.setdefault(CAUSES, {})
+    investigations = request.investigation_reads["investigations"]
+    causes = request.investigation_reads["causes"]
     missing = [i.id for i in incidents if i.id not in investigations or i.id not in causes]
     if missing:
         rows = request.dbsession.execute(
@@ -78,15 +82,15 @@ def remember(request: Request, incident_id: int, **values: Any) -> None:
     """Keep what a column section read (`investigation=`, `causes=`)."""
     if "investigation" in values:
         found = _investigations(values["investigation"])
-        request.environ.setdefault(INVESTIGATIONS, {})[incident_id] = found[0] if found else None
+        request.investigation_reads["investigations"][incident_id] = found[0] if found else None
     if "causes" in values:
-        request.environ.setdefault(CAUSES, {})[incident_id] = _causes(values["causes"])
+        request.investigation_reads["causes"][incident_id] = _causes(values["causes"])
 
 
 def forget_loaded(request: Request) -> None:
     """After a change to an investigation or its causes in this request."""
-    request.environ.pop(INVESTIGATIONS, None)
-    request.environ.pop(CAUSES, None)
+    for kept in request.investigation_reads.values():
+        kept.clear()
 
 
 @functools.cache
@@ -103,16 +107,17 @@ def root_causes_column() -> ColumnElement[Any]:
 
 def investigation_section(request: Request, incident: Incident, value: Any) -> dict[str, Any] | None:
     remember(request, incident.id, investigation=value)
-    row = request.environ[INVESTIGATIONS][incident.id]
+    row = request.investigation_reads["investigations"][incident.id]
     return investigation_json(row) if row is not None else None
 
 
 def root_causes_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
     remember(request, incident.id, causes=value)
-    return [root_cause_json(row) for row in request.environ[CAUSES][incident.id]]
+    return [root_cause_json(row) for row in request.investigation_reads["causes"][incident.id]]
 
 
 def includeme(config: Configurator) -> None:
+    config.add_request_method(investigation_reads, reify=True)
     config.add_route("incident.investigation", INCIDENT + "/investigation", factory=FACTORY)
     config.add_route("incident.root_causes", INCIDENT + "/root-causes", factory=FACTORY)
     config.add_route("root_cause", r"/api/root-causes/{id:\d{1,9}}",

@@ -32,6 +32,7 @@ from ehs_core.investigation.schemas import (
 from ehs_core.security import Permission
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
 from ehs_core.ui.paths import path_maker, route_path, route_paths
+from ehs_core.users.services import assignable_users
 
 PAGE = r"/incidents/{number:\d{1,9}}"
 CAUSE = PAGE + r"/root-causes/{cause:\d{1,9}}"
@@ -98,7 +99,7 @@ def workspace_values(request: Request, context: IncidentContext,
             "cause_paths": cause_paths,
             "causes": causes, "cause_by_id": {cause.id: cause for cause in causes},
             "bones": fishbone(causes), "categories": CATEGORIES, "methods": METHODS,
-            "max_whys": MAX_WHYS,
+            "max_whys": MAX_WHYS, "people": assignable_users(request),
             "can_manage_investigation": can_manage, "can_add_action": can_add_action,
             "closed": closed,
             "ws_errors": errors or {}, "ws_values": values or {}, "ws_focus": focus}
@@ -113,11 +114,10 @@ def _answer(request: Request, context: IncidentContext, anchor: str, errors: dic
         return workspace_values(request, context, errors, values, focus) | {
             "announce": announce if not errors else None, "fragment": True}
     if errors:
-        from ehs_core.incidents.pages import detail_values  # the page imports this module
-
         request.response.status = 400
         request.override_renderer = "incidents/detail.html"
-        return detail_values(request, context) | workspace_values(request, context, errors, values, focus)
+        page = request.incident_page_values(context)
+        return page | workspace_values(request, context, errors, values, focus)
     return HTTPFound(request.route_path("page.incident", number=context.incident.number,
                                         _query={"notice": "saved"}, _anchor=anchor))
 
@@ -185,7 +185,15 @@ def remove_cause(context: IncidentContext, request: Request) -> Any:
                    request.localizer.translate("The root cause was removed."))
 
 
+def workspace_panel(request: Request, context: IncidentContext) -> dict[str, Any]:
+    """The incident page's investigation workspace (a panel)."""
+    return workspace_values(request, context)
+
+
 def includeme(config: Configurator) -> None:
+    # The workspace on the incident page, a panel like any other (its template draws its own section).
+    config.add_incident_panel("investigation", "investigation/workspace.html", workspace_panel,
+                              permission=Permission.view_incident, order=10, framed=False)
     factory = "ehs_core.incidents.resources.incident_factory"
     config.add_route("page.investigation", PAGE + "/investigation", factory=factory)
     config.add_route("page.root_causes", PAGE + "/root-causes", factory=factory)

@@ -48,6 +48,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from ehs_core import metrics
 from ehs_core.db import mark_written, utcnow
 from ehs_core.directives import register_once
 from ehs_core.events import after_commit
@@ -526,6 +527,7 @@ def includeme(config: Configurator) -> None:
     from ehs_core.settings import positive_int
 
     config.registry["jobs"] = {}
+    config.registry[metrics.WAITING] = waiting  # read by the /metrics collector
     config.registry["periodic"] = {}
     config.add_setting("ehs.job_lease", "EHS_JOB_LEASE", positive_int, "120")
     url = config.get_settings().get("ehs.huey_url") or ""

@@ -12,25 +12,15 @@ configured through a meta tag.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
 from pyramid.i18n import default_locale_negotiator
-from pyramid.interfaces import IRendererFactory
 from pyramid.request import Request
-from pyramid_jinja2 import IJinja2Environment
 
 from ehs_core.security import identity_of
-from ehs_core.ui.directives import (
-    add_dashboard_card,
-    add_incident_list_tool,
-    add_incident_panel,
-    add_nav_item,
-    nav_items,
-)
-from ehs_core.users.models import Organization
+from ehs_core.ui.directives import add_dashboard_card, add_incident_list_tool, add_incident_panel
+from ehs_core.ui.menu import add_nav_item, nav_items
 
 # Pages load only their own scripts, styles and images; nothing may frame them.
 PAGE_HEADERS = {
@@ -52,15 +42,10 @@ def page_headers(event: NewResponse) -> None:
     if event.request.environ.get("PATH_INFO", "").startswith("/api/"):
         return
     if (response.content_type or "").startswith("text/html"):
-        # On the header list itself: webob's header view scans the list for
-        # each name it sets (a hundredth of the incident page for five).
-        headerlist = response.headerlist
-        present = {name.lower() for name, _ in headerlist}
-        if "content-security-policy" in present:
-            headerlist[:] = [(name, value) for name, value in headerlist
-                             if name.lower() != "content-security-policy"]
-        headerlist.extend((name, value) for name, value in PAGE_HEADERS.items()
-                          if name == "Content-Security-Policy" or name.lower() not in present)
+        headers = response.headers
+        for name, value in PAGE_HEADERS.items():
+            if name == "Content-Security-Policy" or name not in headers:
+                headers[name] = value
 
 
 def includeme(config: Configurator) -> None:
@@ -78,7 +63,6 @@ def includeme(config: Configurator) -> None:
     config.add_subscriber(layout_values, BeforeRender)
     config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
     config.include(".errors")
-    config.include(".home")
 
 
 # The locales the service ships: those the core has a compiled catalogue for.
@@ -88,35 +72,20 @@ SHIPPED_LOCALES = frozenset(path.parent.parent.name
 
 def negotiate_locale(request: Request) -> str | None:
     """Pyramid's default negotiator (a `_LOCALE_` attribute of the request,
-    else parameter, else cookie; None: the default locale), asked of the
-    parameters and cookies only when the query string, the cookie header
-    or a body could hold the name: parsing both for every page that shows
-    a word was a hundredth of the incident page, for a name none sends.
-
-    Only a shipped locale is answered; any other name is the default
-    locale. Each name has its own localizer, compiled templates and kept
-    fragments: a name from the address or a cookie, without signing in,
-    cost 30 times a page and 70 KB kept for good (ASVS 5.0 V2.4: no
-    anonymous request may grow what the service keeps without bound). The
-    Accept-Language header is not read: with one shipped locale it could
-    choose nothing."""
-    name = getattr(request, "_LOCALE_", None)
-    if name is None:
-        environ = request.environ
-        if ("_LOCALE_" in environ.get("QUERY_STRING", "") or "_LOCALE_" in environ.get("HTTP_COOKIE", "")
-                or environ.get("REQUEST_METHOD") not in ("GET", "HEAD")):
-            name = default_locale_negotiator(request)
+    else parameter, else cookie; None: the default locale), answering only
+    a shipped locale; any other name is the default locale. Each name has
+    its own localizer: a name from the address or a cookie, without
+    signing in, must not grow what the service keeps without bound (ASVS
+    5.0 V2.4). The Accept-Language header is not read: with one shipped
+    locale it could choose nothing."""
+    name = default_locale_negotiator(request)
     return name if name in SHIPPED_LOCALES else None
 
 
 def _setup_environment(config: Configurator) -> None:
     from ehs_core.ui import rendering
-
     environment = config.get_jinja2_environment(".html")
     rendering.setup(environment, config.registry)
-    registry = config.registry
-    registry.registerUtility(rendering.FoundRenderers(registry.getUtility(IRendererFactory, name=".html"),
-                                                      environment), IRendererFactory, name=".html")
 
 
 # Messages a page may show after a redirect, by key (never text from the
@@ -136,48 +105,8 @@ NOTICES = {
 
 # The layout's own files, by name under ehs_core:static.
 ASSETS = ("app.css", "print.css", "vendor/htmx-2.0.11.min.js", "app.js")
-
-
-def assets(request: Request) -> dict[str, str]:
-    """The URL paths of the layout's files, made once per mount point (each
-    `static_path` resolves the asset spec again: a twentieth of a page)."""
-    kept = request.registry.setdefault("ui.asset_paths", {})
-    found = kept.get(request.script_name)
-    if found is None:
-        found = kept[request.script_name] = {name: request.static_path(f"ehs_core:static/{name}")
-                                             for name in ASSETS}
-    return found
-
-
 # The layout's own links, by the name it uses.
 LINKS = {"home": "home", "account": "page.account", "sign_out": "page.sign_out"}
-
-
-def links(request: Request) -> dict[str, str]:
-    """The layout's links, made once per mount point (as `assets`)."""
-    kept = request.registry.setdefault("ui.link_paths", {})
-    found = kept.get(request.script_name)
-    if found is None:
-        found = kept[request.script_name] = {key: request.route_path(name) for key, name in LINKS.items()}
-    return found
-
-
-def nav_html(request: Request, entries: list[dict[str, Any]]) -> Markup:
-    """The menu's entries as HTML, rendered once per menu (its entries, the
-    current one, the badges' counts, the locale) and kept by the worker:
-    the loop, with its translated titles, was a quarter of the incident
-    page's rendering, and most pages show one of a few menus."""
-    key = (request.localizer.locale_name, request.script_name,
-           tuple((e["name"], e["title"], e["url"], e["current"], e.get("badge_text")) for e in entries))
-    kept = request.registry.setdefault("ui.nav_html", {})
-    found = kept.get(key)
-    if found is None:
-        if len(kept) >= 4096:  # badges' counts vary; forget them all now and then
-            kept.clear()
-        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-        # An autoescaping template's output: already escaped.
-        found = kept[key] = Markup(environment.get_template("ui/nav.html").render(nav=entries))  # noqa: S704
-    return found
 
 
 def layout_values(event: BeforeRender) -> None:
@@ -193,17 +122,8 @@ def layout_values(event: BeforeRender) -> None:
     # `request.identity` in a template asks the security policy again).
     event["signed_in_name"] = identity.account.name if signed_in else None
     event.setdefault("nav", nav_items(request) if signed_in else [])
-    event.setdefault("nav_html", nav_html(request, event["nav"]))
-    event.setdefault("assets", assets(request))
-    event.setdefault("links", links(request))
-    if "organization_name" not in event:
-        # The signed-in identity read the organization's name with the session.
-        organization = identity.extra.get("organization") if signed_in else None
-        if organization is None and signed_in:
-            organization = request.dbsession.get(Organization, identity.account.organization_id)
-            organization = {"name": organization.name} if organization is not None else None
-        event["organization_name"] = organization["name"] if organization is not None else None
-    # The query string is parsed only when it could name a notice (as the
-    # locale negotiator reads it).
-    key = request.GET.get("notice") if "notice" in request.environ.get("QUERY_STRING", "") else None
+    event.setdefault("assets", {name: request.static_path(f"ehs_core:static/{name}") for name in ASSETS})
+    event.setdefault("links", {key: request.route_path(name) for key, name in LINKS.items()})
+    # (`organization_name`: the users package's `layout_organization`.)
+    key = request.GET.get("notice")
     event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

@@ -6,15 +6,16 @@ incident that does not exist and one the person may not see give the same
 from __future__ import annotations
 
 import logging
-from urllib.parse import urlencode
 
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPException, HTTPFound
 from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ehs_core.errors import DomainError
+from ehs_core.errors import RETRY_AFTER_OUTAGE, DomainError, database_unreachable, log_unreachable
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +73,31 @@ def page_server_error(exc: Exception, request: Request) -> Response:
                                                   "happens again, tell your administrator."))
 
 
-def sign_in_url(request: Request, next_url: str | None = None) -> str:
-    query = urlencode({"next": next_url}) if next_url else ""
-    return request.route_path("page.sign_in") + (f"?{query}" if query else "")
+def page_database_error(exc: Exception, request: Request) -> Response:
+    """The same for a page: a person's browser gets the error page, not JSON."""
+    if not database_unreachable(exc):
+        return page_server_error(exc, request)
+    from ehs_core.security import IDENTITY
+
+    log_unreachable(exc, request.method, request.path_info)
+    # Without the database nobody can be recognised: the page is the one a
+    # signed-out visitor gets (the security policy's cached answer, which
+    # the layout reads, set to "nobody" so it asks the database no more).
+    request.environ[IDENTITY] = None
+    translate = request.localizer.translate
+    response = error_page(request, 503, translate("Temporarily unavailable"),
+                          translate("The service cannot reach its database just now. Nothing you sent "
+                                    "was saved; please try again in a moment."))
+    response.headers["Retry-After"] = RETRY_AFTER_OUTAGE
+    return response
 
 
 def includeme(config: Configurator) -> None:
+    # The database's errors on a page (everything outside /api and /static):
+    # more predicates than the JSON view of ehs_core.errors, so these win.
+    for context in (DBAPIError, PoolTimeout):
+        config.add_exception_view(page_database_error, context=context, path_info=r"^/(?!api(/|$)|static/)",
+                                  retryable_error=False)
     # More predicates than the API's error views, so these win for pages.
     config.add_notfound_view(page_not_found, path_info=PAGE_PATHS)
     config.add_forbidden_view(page_forbidden, path_info=PAGE_PATHS)

@@ -15,12 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import colander
-from markupsafe import Markup
 from pyramid.request import Request
 
-from ehs_core import refdata
 from ehs_core.errors import APIError
-from ehs_core.users.services import assignable_users
 
 # How a form field becomes a JSON value.
 TEXT, OPTIONAL_TEXT, INT, OPTIONAL_INT, BOOL = "text", "optional_text", "int", "optional_int", "bool"
@@ -90,26 +87,3 @@ def errors_of(exc: Exception) -> dict[str, str]:
 def validate(request: Request, schema: colander.SchemaNode, values: dict[str, Any]) -> dict[str, Any]:
     """The schema's result; raises colander.Invalid like the API does."""
     return schema.deserialize(values)
-
-
-def person_options(request: Request, selected: Any = None) -> Markup:
-    """The `<option>`s of everyone who can be given a task (an
-    investigation's lead, an action's assignee), `selected` chosen.
-
-    Rendered once per worker until a user changes (`ehs_core.refdata`);
-    the chosen one is marked in the finished text: an organization of 300
-    people made two pickers of 300 options each, four fifths of the
-    incident page's rendering, the same on every incident."""
-    options = refdata.cached(request, "person_options", _person_options)
-    if selected is None or not str(selected).isdigit():
-        return options
-    chosen = f'<option value="{int(selected)}">'
-    # (str.replace: Markup.replace would escape the new text.)
-    return Markup(str.replace(options, chosen, chosen[:-1] + " selected>", 1))  # noqa: S704
-
-
-def _person_options(request: Request) -> Markup:
-    from ehs_core.ui.rendering import label
-
-    return Markup("").join(Markup('<option value="{}">{} ({})</option>').format(user_id, name, label(role))
-                           for user_id, name, role in assignable_users(request))

@@ -13,8 +13,8 @@ from sqlalchemy import ColumnElement, case
 
 from ehs_core.db import constant
 from ehs_core.directives import register_once
-from ehs_core.incidents.extensions import read_also, read_every_detail_with
 from ehs_core.incidents.models import Incident
+from ehs_core.incidents.resources import known_context
 from ehs_core.security import role_at_least
 from ehs_core.workflow.table import TRANSITIONS, Fact, Transition, leaving
 
@@ -47,10 +47,13 @@ def fact_column(transition: Transition, fact: Fact) -> Callable[[], ColumnElemen
 def blocked_reason(request: Request, incident: Any, transition: Transition) -> str | None:
     condition = transition.condition
     if condition is not None:
-        # The detail read its facts with the incident (`read_every_detail_with`).
-        found, value = (read_also(request, fact_name(transition), incident.id) if isinstance(condition, Fact)
-                        else (False, None))
-        reason = condition.reason(value) if found else condition(request.dbsession, incident)
+        # The detail read its facts with the incident (`read_with_detail`).
+        context = known_context(request, incident)
+        name = fact_name(transition)
+        if isinstance(condition, Fact) and context is not None and name in context.read_with:
+            reason = condition.reason(context.read_with[name])
+        else:
+            reason = condition(request.dbsession, incident)
         if reason:
             return reason
     for guard in request.registry.get("transition_guards", []):
@@ -76,6 +79,7 @@ def includeme(config: Configurator) -> None:
     from ehs_core.workflow.sections import can_section, transitions_section
 
     config.add_directive("add_transition_guard", add_transition_guard)
+    config.add_request_method("ehs_core.workflow.sections.workflow_moves", "workflow_moves", reify=True)
     # The detail's `transitions` and `can`, as sections like any other part.
     config.add_incident_section("transitions", transitions_section, detail_only=True)
     config.add_incident_section("can", can_section, detail_only=True)
@@ -84,7 +88,7 @@ def includeme(config: Configurator) -> None:
     for transition in TRANSITIONS:
         fact = transition.condition
         if isinstance(fact, Fact):
-            read_every_detail_with(config, fact_name(transition), fact_column(transition, fact))
+            config.read_with_detail(fact_name(transition), fact_column(transition, fact))
     config.add_route("incident.transitions", r"/api/incidents/{number:\d{1,9}}/transitions",
                      factory="ehs_core.incidents.resources.incident_factory")
     config.scan(".views")

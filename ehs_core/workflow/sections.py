@@ -15,12 +15,15 @@ from ehs_core.incidents.resources import IncidentContext, known_context
 from ehs_core.security import Permission
 from ehs_core.workflow import transitions_for
 
-CACHE = "ehs.workflow.moves"
+
+def workflow_moves(request: Request) -> dict[tuple[int, str], list[dict[str, str | None]]]:
+    """`request.workflow_moves`: each incident's moves in this request."""
+    return {}
 
 
 def moves(request: Request, incident: Incident) -> list[dict[str, str | None]]:
     """transitions_for(...), computed once per incident and request."""
-    cache = request.environ.setdefault(CACHE, {})
+    cache = request.workflow_moves
     key = (incident.id, incident.status)
     if key not in cache:
         cache[key] = transitions_for(request, incident)

@@ -308,10 +308,6 @@ def _tables_exist(session: Session, query: Select) -> bool:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _insert(session: Session) -> Any:
-    return (postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert)
-
-
 @functools.cache
 def _upsert(dialect_name: str) -> Any:
     """INSERT … ON CONFLICT DO UPDATE adding to a tally: one statement,

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, Integer, bindparam, func, inspect, select
 
-from ehs_core.db import CursorRead, utcnow
+from ehs_core.db import PlainRead, utcnow
 from ehs_core.errors import Conflict, DomainError, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
@@ -126,11 +126,11 @@ def cases_of(request: Request, incident: Incident) -> list[InjuryCase]:
 
 
 # Every column of an incident's cases, by attribute name, read on the DBAPI
-# cursor (`CursorRead`): the incident page's panel shows them, and loading
+# cursor (`PlainRead`): the incident page's panel shows them, and loading
 # them as ORM entities (forty-odd columns each) was a tenth of the page.
 _CASE_ATTRIBUTES = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase).column_attrs)
 _CASE_KEYS = tuple(key for key, _ in _CASE_ATTRIBUTES)
-_INCIDENT_CASES = CursorRead(select(*(column for _, column in _CASE_ATTRIBUTES)).where(
+_INCIDENT_CASES = PlainRead(select(*(column for _, column in _CASE_ATTRIBUTES)).where(
     InjuryCase.incident_id == bindparam("incident", type_=Integer)).order_by(InjuryCase.sequence))
 
 

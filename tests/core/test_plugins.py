@@ -433,3 +433,203 @@ def test_a_plugin_setting_must_not_take_a_core_name_or_a_foreign_variable(build,
         build("core_name", migrate=False)
     with pytest.raises(ConfigurationError, match="must start with EHS_"):
         build("foreign", migrate=False)
+
+
+# --- only public, declared third-party APIs ----------------------------------------
+
+OWN_PACKAGES = {"ehs_core", "ehs_plugins"}
+
+
+def third_party_privates(source: str) -> list[str]:
+    """Imports of a `_`-prefixed module or name of a third-party package
+    (`from markupsafe._speedups import …`, `from psycopg import _queries`),
+    and `_`-prefixed attributes read off a third-party module bound by an
+    import (`psycopg._queries`). Dunders (`__version__`) are public."""
+
+    def private(part: str) -> bool:
+        return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+    found, modules = [], set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in OWN_PACKAGES:
+                    continue
+                if any(private(part) for part in alias.name.split(".")):
+                    found.append(alias.name)
+                modules.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in OWN_PACKAGES:
+                continue
+            if any(private(part) for part in node.module.split(".")):
+                found.append(node.module)
+            found += [f"{node.module}.{alias.name}" for alias in node.names if private(alias.name)]
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and private(node.attr)):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_the_private_import_check_recognises_every_way_of_reaching_an_internal():
+    source = textwrap.dedent("""
+        from markupsafe._speedups import _escape_inner
+        from psycopg import _queries, sql
+        import jinja2._identifier
+        import sqlalchemy as sa
+        from ehs_core.db import _aware_utc
+        from . import _own
+        from sqlalchemy.engine import Connection
+        sa._private_thing
+        sa.__version__
+        def f(connection):
+            return connection._echo  # not a module's: not seen by an import check
+    """)
+    assert sorted(third_party_privates(source)) == sorted([
+        "markupsafe._speedups", "markupsafe._speedups._escape_inner", "psycopg._queries",
+        "jinja2._identifier", "sa._private_thing"])
+
+
+def source_modules() -> list[Path]:
+    modules = sorted(CORE_SOURCE.rglob("*.py")) + sorted(PLUGINS_SOURCE.rglob("*.py"))
+    return [path for path in modules if "migrations" not in path.relative_to(ROOT).parts]
+
+
+def test_no_module_imports_a_private_name_of_another_package():
+    """Only public, documented APIs of the libraries (style.md, "Plain
+    code"): an upgrade of one must not be a research project."""
+    offenders = {str(path.relative_to(ROOT)): found for path in source_modules()
+                 if (found := third_party_privates(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
+def declared_requirements() -> dict[str, str]:
+    """{normalised distribution name: its version specifier} of every
+    requirement in pyproject.toml (the service's and its extras')."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lines = list(project["dependencies"])
+    for extra in project.get("optional-dependencies", {}).values():
+        lines += extra
+    declared = {}
+    for line in lines:
+        match = re.match(r"\s*([A-Za-z0-9._-]+)(\[[^]]*\])?\s*(.*)", line)
+        declared[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(3).split(";")[0].strip()
+    return declared
+
+
+def test_every_imported_library_is_declared_with_a_tested_version_range():
+    """A library the code imports is named in pyproject.toml with the range
+    of versions it is tested on (a lower and an upper bound): Jinja2 was
+    imported for a year without being declared."""
+    import re
+    from importlib.metadata import packages_distributions
+
+    distributions = packages_distributions()
+    declared = declared_requirements()
+    missing, unbounded = {}, {}
+    for path in source_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in OWN_PACKAGES or top in sys.stdlib_module_names:
+                    continue
+                candidates = distributions.get(top, [top])
+                if len(candidates) > 1:  # a namespace package (zope.*): named by its first two parts
+                    named = ".".join(name.split(".")[:2])
+                    candidates = [d for d in candidates if d.lower() == named] or candidates
+                for distribution in candidates:
+                    key = re.sub(r"[-_.]+", "-", distribution).lower()
+                    if key not in declared:
+                        missing.setdefault(key, str(path.relative_to(ROOT)))
+                    elif "<" not in declared[key] or ">" not in declared[key]:
+                        unbounded.setdefault(key, declared[key])
+    assert missing == {}
+    assert unbounded == {}
+
+
+# --- no import cycles; the pages' foundation knows no domain ------------------------
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of ehs_core and ehs_plugins (migrations aside) and the
+    modules of theirs it imports, anywhere in it (a function-level import
+    too). A package's own submodules are not counted as its imports: a
+    package contains them (`includeme` including `.views`)."""
+    modules = {}
+    for path in source_modules():
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        module = name + ".__init__" if path.name == "__init__.py" else name
+        found = set()
+        for imported in imported_modules(path.read_text(encoding="utf-8"), module):
+            if imported in modules and imported != name and not imported.startswith(name + "."):
+                found.add(imported)
+        graph[name] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
+    graph = {"a.pages": {"b.pages"}, "b.pages": {"a.pages"}, "a": set(), "c": {"a"}}
+    assert cycles(graph) == [["a.pages", "b.pages"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """No import cycle anywhere in ehs_core or ehs_plugins (hidden by a
+    function-level import or not): each package can be read on its own."""
+    graph = module_graph()
+    assert len(graph) > 100  # the walk really saw the code
+    assert cycles(graph) == []
+
+
+def test_the_pages_foundation_imports_no_domain_package():
+    """ehs_core.ui (layout, menu, panels, forms, rendering) knows no
+    domain: incidents, actions and the rest register what they show."""
+    domains = {path.parent.name for path in CORE_SOURCE.glob("*/__init__.py")} - {"ui", "migrations"}
+    assert {"incidents", "actions", "investigation", "users", "sites"} <= domains
+    offenders = {name: sorted(module for module in imports if set(module.split(".")[1:2]) & domains)
+                 for name, imports in module_graph().items() if name.split(".")[:2] == ["ehs_core", "ui"]}
+    assert {name: found for name, found in offenders.items() if found} == {}

@@ -45,26 +45,15 @@ SPECIAL_LABELS = {
 }
 
 
-# The label tables by locale: the catalogues do not change while the
-# process runs, and translating forty labels for each incident page was a
-# tenth of its work.
-_LABELS: dict[str, dict[str, dict[str, str]]] = {}
-
-
 def labels(request: Request) -> dict[str, dict[str, str]]:
-    """The label tables, translated in the plugin's domain (kept by locale;
-    the tables returned are shared: read them, do not change them)."""
-    locale = request.localizer.locale_name
-    found = _LABELS.get(locale)
-    if found is None:
-        t = request.localizer.translate
+    """The label tables, translated in the plugin's domain."""
+    t = request.localizer.translate
 
-        def tr(table: dict[Any, str]) -> dict[str, str]:
-            return {key.value: t(text, domain="ehs_osha") for key, text in table.items()}
+    def tr(table: dict[Any, str]) -> dict[str, str]:
+        return {key.value: t(text, domain="ehs_osha") for key, text in table.items()}
 
-        found = _LABELS[locale] = {"outcomes": tr(OUTCOME_LABELS), "types": tr(TYPE_LABELS),
-                                   "employment": tr(EMPLOYMENT_LABELS), "special": tr(SPECIAL_LABELS)}
-    return found
+    return {"outcomes": tr(OUTCOME_LABELS), "types": tr(TYPE_LABELS),
+            "employment": tr(EMPLOYMENT_LABELS), "special": tr(SPECIAL_LABELS)}
 
 
 def includeme(config: Configurator) -> None:

@@ -97,7 +97,7 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
         return None  # for everyone: nobody hurt, no case (asked before the permission)
     if not may_manage(request):
         return {"manage": False, "count": count}
-    read = panel_read(request, PANEL, incident.id)
+    read = panel_read(context, PANEL)
     cases = services.cases_to_show(request, incident, read) if count else []
     if not cases and incident.type in NO_ONE_HURT:
         return None

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 import pytest
 from sqlalchemy import text
 
+from ehs_core import caches
 from tests.core.incidents import (
     WORD_COUNT_DRIFT,
     add_action,
@@ -542,11 +543,11 @@ def offer_total(registry, monkeypatch):
     from ehs_core.incidents import listing as incident_listing
     from ehs_core.incidents.extensions import IncidentTotal
 
-    monkeypatch.setitem(registry, incident_listing.KEPT, {})
+    caches.forget(registry, incident_listing.KEPT)
 
     def offer(source, ready=None):
         monkeypatch.setitem(registry, "incident_totals", [IncidentTotal("test", source, ready)])
-        registry[incident_listing.KEPT].clear()
+        caches.named(registry, incident_listing.KEPT, incident_listing.MOST_KEPT).clear()
 
     return offer
 

@@ -490,7 +490,7 @@ def history_of(page) -> list[tuple[str, str]]:
     (a name's "<" is text: no raw "<" is matched)."""
     section = page.text.split('id="timeline"', 1)[1].split("</section>", 1)[0]
     return [(unescape(who).strip(), unescape(what)) for who, what in re.findall(
-        r'</time> &middot; ([^<]*)</div>\s*<div>([^<]*)</div></li>', section)]
+        r'</time> (?:&middot;|·) ([^<]*)</div>\s*<div>([^<]*)</div></li>', section)]
 
 
 def test_the_history_says_who_did_what_in_words(team, site, make_user):
@@ -512,44 +512,11 @@ def test_the_history_says_who_did_what_in_words(team, site, make_user):
         (name, "Corrective action changed: open → done"),
     ]
     assert '<time datetime="' in page.text.split('id="timeline"', 1)[1]
-    # Written in ASCII ("→" as a character reference: `ascii_html`), read as the same words.
-    assert page.body.isascii() and "&#8594;" in page.text
 
 
 def test_the_history_of_an_anonymous_report_names_no_one(team, site):
     number = report(team["reporter"], site, anonymous=True)["number"]
     assert history_of(team["supervisor"].get(f"/incidents/{number}")) == [("Anonymous", "Reported")]
-
-
-def test_each_history_summary_is_kept_by_everything_it_reads():
-    """`summary_html` keeps a summary by what the summary reads: entries
-    alike in action but not in statuses or changed names never share one,
-    and each is the escaped `summary`, however often it is asked."""
-    from pyramid.i18n import Localizer
-
-    from ehs_core.audit.timeline import summary
-    from ehs_core.incidents.pages import summary_html
-    from ehs_core.ui.rendering import output_escape
-
-    localizer = Localizer("en", None)
-    entries = [
-        ("incident.transitioned", {"status": {"old": "triage", "new": "investigation"}}),
-        ("incident.transitioned", {"status": {"old": "investigation", "new": "actions"}}),
-        ("incident.transitioned", {"status": "odd"}),
-        ("incident.updated", {"title": {"old": "a", "new": "b"}}),
-        ("incident.updated", {"severity": {"old": "low", "new": "high"}, "title": {"old": "a", "new": "b"}}),
-        ("action.updated", {"status": {"old": "open", "new": "done"}, "id": 5}),
-        ("action.updated", {"status": {"old": "open", "new": "done"}, "id": 5, "title": {"old": "x"}}),
-        ("action.updated", {"status": {"old": ["odd"], "new": "done"}}),
-        ("incident.created", {"title": "<b>"}),
-        ("plugin.thing_done", None),
-    ]
-    for _ in range(2):
-        for action, changes in entries:
-            expected = output_escape(summary(localizer, action, changes))
-            assert summary_html(localizer, action, changes) == expected
-    assert summary_html(localizer, *entries[0]) != summary_html(localizer, *entries[1])
-    assert summary_html(localizer, *entries[5]) != summary_html(localizer, *entries[6])
 
 
 def zoned_site(admin, name: str, zone: str) -> int:

@@ -74,9 +74,8 @@ def render_as(registry, template_name, source, locale, **values):
 
 
 def test_messages_translate_in_their_templates_domain_with_or_without_placeholders(registry):
-    """`_("…")` without placeholders is rewritten into a filter when the
-    template is compiled (ui.rendering.ConstantMessages); it must translate
-    exactly as the call does: in the plugin's domain, escaped, "%%" as "%"."""
+    """`_("…")` translates in the template's domain (a plugin's own), its
+    placeholders' values escaped, "%%" read as "%"."""
     source = ('{{ _("Sign in") }}|{{ gettext(\'Sign out\') }}|{{ _("100%% sure") }}|'
               '{{ _("Hello %(name)s", name=who) }}|{{ _("Sign in") ~ "!" }}')
     core = render_as(registry, "ui/example.html", source, "xx-core", who="<b>")
@@ -113,11 +112,10 @@ def render_loaded(registry, template_name, locale, **values):
         manager.pop()
 
 
-def test_constant_messages_are_written_into_each_locales_own_compiled_templates(registry):
-    """A template is compiled once per locale with its `_("…")` words written
-    in (ui.rendering.localized): each locale reads its own words, in each
-    template's domain (the core's for a core macro a plugin's page uses),
-    however the requests interleave."""
+def test_each_locale_reads_its_own_words_in_each_templates_domain(registry):
+    """Each locale reads its own words, in each template's domain (the
+    core's for a core macro a plugin's page uses), however the requests
+    interleave."""
     name = "tests.core.ui:templates/words.html"
     one = render_loaded(registry, name, "xx-one")
     two = render_loaded(registry, name, "xx-two")

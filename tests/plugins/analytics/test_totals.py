@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select, update
 
+from ehs_core import caches
 from ehs_core.incidents import listing
 from ehs_core.incidents.models import Incident
 from ehs_plugins.analytics import tallies, totals
@@ -72,7 +73,7 @@ def assert_exact_totals(browser: Any, dbsession: Any, asked: list[dict[str, Any]
 def through_tallies(registry: Any, monkeypatch: pytest.MonkeyPatch, used: bool) -> None:
     """Let the list take its totals from the tallies, or count (the kept
     statements made anew)."""
-    monkeypatch.setitem(registry, listing.KEPT, {})
+    caches.forget(registry, listing.KEPT)
     found = [item for item in registry.get("incident_totals", ()) if item.name == "analytics.status"]
     assert found
     monkeypatch.setitem(registry, "incident_totals", found if used else [])
@@ -233,7 +234,7 @@ def test_on_postgresql_the_count_is_not_run_when_the_tallies_answer(admin, dbses
         dbsession.rollback()
         return
     total(admin, query)
-    kept = next(kept for key, kept in registry[listing.KEPT].items()
+    kept = next(kept for key, kept in caches.named(registry, listing.KEPT, listing.MOST_KEPT).items()
                      if key[0] == "all" and key[3] == (("type", 1), ("siteId", 1)) and key[4])
     organization = dbsession.execute(select(Incident.organization_id)).scalars().first()
     parameters = {"organization": organization, "f0_0": "injury", "f1_0": plant["north"], "limit": 25}

@@ -11,29 +11,24 @@ from sqlalchemy.sql.elements import ColumnElement
 from ehs_core.actions import today
 from ehs_core.incidents.queues import waiting_count, waiting_for
 from ehs_core.security import Permission
-from ehs_core.ui.directives import BADGE_LIMIT, rendered_slots
+from ehs_core.ui.directives import rendered_slots
+from ehs_core.ui.menu import BADGE_LIMIT
 
 
 def home(request: Request) -> dict[str, Any]:
     identity = request.identity
     queues = waiting_for(request.dbsession, identity, today(request.registry))
-    request.environ["ehs.waiting"] = queues
     return {"queues": queues, "today": today(request.registry),
             "cards": rendered_slots(request, "ui.dashboard_cards")}
 
 
 def home_badge(request: Request) -> int | ColumnElement[int] | None:
-    """Reuses the home page's own figures when it is the page being shown;
-    elsewhere a count the menu reads with its other badges."""
-    queues = request.environ.get("ehs.waiting")
-    if queues is None:
-        return waiting_count(request.identity, up_to=BADGE_LIMIT + 1)
-    count = sum(queues.counts.get(k, 0) for k in ("triage", "investigation", "verification", "actions"))
-    return count or None
+    """What waits for the person: a count the menu reads with its other badges."""
+    return waiting_count(request.identity, up_to=BADGE_LIMIT + 1)
 
 
 def includeme(config: Configurator) -> None:
     config.add_route("home", "/")
     config.add_view(home, route_name="home", renderer="ui/home.html", permission=Permission.signed_in)
     config.add_nav_item("home", "Home", "home", permission=Permission.signed_in, order=10,
-                        badge=home_badge, badge_follows_queues=True)
+                        badge=home_badge)
