@@ -44,12 +44,20 @@ def waiting_for_lead(me: int | BindParameter[int]) -> ColumnElement[bool]:
         Incident.investigation_lead_id.is_(None), Incident.investigation_lead_id == me)
 
 
-def _incidents(dbsession: Session, identity: Identity, *conditions: object) -> tuple[list[Incident], int]:
+# Most severe first, then newest (issue #36 item 11): a critical injury
+# reported this morning must not sit below a week of low hazards.
+MOST_SEVERE_FIRST = case({severity.value: rank for rank, severity in enumerate(Severity)},
+                         value=Incident.severity, else_=-1).desc()
+
+
+def _incidents(dbsession: Session, identity: Identity, *conditions: object,
+               most_severe_first: bool = False) -> tuple[list[Incident], int]:
     stmt = visible_incidents(select(Incident).where(
         Incident.organization_id == identity.account.organization_id, *conditions), identity)
     total = dbsession.execute(select(func.count()).select_from(
         stmt.with_only_columns(Incident.id).subquery())).scalar()
-    rows = list(dbsession.execute(stmt.order_by(Incident.number.desc()).limit(SHOWN)).scalars())
+    order = (MOST_SEVERE_FIRST, Incident.number.desc()) if most_severe_first else (Incident.number.desc(),)
+    rows = list(dbsession.execute(stmt.order_by(*order).limit(SHOWN)).scalars())
     return rows, total
 
 
@@ -63,9 +71,10 @@ def waiting_for(dbsession: Session, identity: Identity, today: dt.date) -> Queue
     if role_at_least(role, Role.supervisor):
         queues.triage, queues.counts["triage"] = _incidents(
             dbsession, identity, Incident.status.in_([constant(Status.reported.value),
-                                                      constant(Status.triage.value)]))
+                                                      constant(Status.triage.value)]),
+            most_severe_first=True)
         queues.investigation, queues.counts["investigation"] = _incidents(
-            dbsession, identity, waiting_for_lead(identity.user_id))
+            dbsession, identity, waiting_for_lead(identity.user_id), most_severe_first=True)
     if role_at_least(role, Role.safety_manager):
         queues.verification, queues.counts["verification"] = _incidents(
             dbsession, identity, Incident.status == constant(Status.verification.value))
