@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory
@@ -55,6 +56,8 @@ UPDATED_SUFFIX = ".updated"
 ANONYMOUS = _("Anonymous")  # who wrote an entry of an anonymous report
 SOMEONE = _("Someone")  # who wrote a comment of a person no longer known
 MOVED_TO = _("moved to %(status)s")  # a comment written with a transition
+SOMEONE_WORD = _("someone")  # a person no longer known, in a changed value
+YES, NO = _("yes"), _("no")
 
 
 def translated(localizer: Localizer, message: TranslationString) -> str:
@@ -82,13 +85,31 @@ class CommentRow(NamedTuple):
     transition_to: str | None
 
 
-def summary(localizer: Localizer, action: str, changes: dict[str, Any] | None) -> str:
-    """"Moved on: triage → investigation"; "Details changed: title,
-    severity", in the localizer's language: what changed, never the
-    changed values, which the caller may not be allowed to read."""
+# A changed field as the history names it (issue #36 item 12).
+FIELD_WORDS = {
+    "title": _("Title"), "type": _("Type"), "severity": _("Severity"), "siteId": _("Site"),
+    "areaId": _("Area"), "locationDetail": _("Place"), "description": _("Description"),
+    "immediateAction": _("Immediate action"), "occurredAt": _("Occurred"), "status": _("Status"),
+    "assigneeId": _("Assignee"), "dueDate": _("Due"), "leadId": _("Lead"), "method": _("Method"),
+    "summary": _("Summary"), "completed": _("Completed"), "category": _("Category"), "whys": _("Whys"),
+    "kind": _("Kind"), "rootCauseId": _("Root cause"), "filename": _("File"),
+}
+# What "which" an entry is about: the action, root cause or file it names.
+NAMED = {"action.": "title", "root_cause.": "description", "attachment.": "filename"}
+
+
+def summary(localizer: Localizer, action: str, changes: dict[str, Any] | None,
+            value: Callable[[str, Any], str] | None = None, which: str | None = None) -> str:
+    """"Moved on: triage → investigation"; "Details changed: Severity:
+    medium → high", in the localizer's language. `value(field, raw)` words
+    a changed value for a reader who may see the incident (the page: names
+    for ids, labels for codes); without it only the fields are named.
+    `which`: the action, root cause or file the entry is about."""
     words = SUMMARIES.get(action)
     text = (translated(localizer, words) if words is not None
             else action.replace(".", " ").replace("_", " "))
+    if which:
+        text = f"{text} “{which}”"
     # Only a transition and an update say what moved (a report's
     # changes, every field it was given, are not listed).
     transitioned = action == MOVED
@@ -100,7 +121,31 @@ def summary(localizer: Localizer, action: str, changes: dict[str, Any] | None) -
     names = sorted(name for name in changes if name != "id")  # an action's id says nothing
     if isinstance(status, dict) and names == ["status"]:
         return _moved(text, status)
-    return f"{text}: {', '.join(names)}" if names else text
+    if value is None or not names:
+        return f"{text}: {', '.join(names)}" if names else text
+    parts = []
+    for name in names:
+        change = changes[name]
+        label = translated(localizer, FIELD_WORDS[name]) if name in FIELD_WORDS else name
+        if isinstance(change, dict) and set(change) == {"old", "new"}:
+            parts.append(f"{label}: {value(name, change['old'])} → {value(name, change['new'])}")
+        else:
+            parts.append(label)
+    return f"{text}: {'; '.join(parts)}"
+
+
+def which_of(action: str, changes: dict[str, Any] | None) -> str | None:
+    """The name an entry's own changes give the thing it is about (an
+    action's title when it was added), else None."""
+    if not changes:
+        return None
+    for prefix, field_name in NAMED.items():
+        if action.startswith(prefix):
+            change = changes.get(field_name)
+            if isinstance(change, dict):
+                named = change.get("new") or change.get("old")
+                return named if isinstance(named, str) else None
+    return None
 
 
 def _moved(text: str, status: dict[str, Any]) -> str:
@@ -122,7 +167,7 @@ def summarised_changes() -> ColumnElement[Any]:
     and the reports, investigations, causes and actions created were three
     quarters of a history's JSON, each parsed into a dict of its own. A
     plugin's entries keep theirs."""
-    unread = [action for action in SUMMARIES if action != MOVED and not action.endswith(UPDATED_SUFFIX)]
+    unread = ["incident.created", "investigation.created"]
     return case((AuditEntry.action.in_([constant(action) for action in unread]), null()),
                 else_=AuditEntry.changes)
 

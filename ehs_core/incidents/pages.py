@@ -27,9 +27,13 @@ from pyramid_jinja2 import IJinja2Environment
 from ehs_core import refdata
 from ehs_core.attachments import storage, thumbnails
 from ehs_core.audit.timeline import (
+    NO,
+    SOMEONE_WORD,
+    YES,
     HistoryRow,
     comments_and_history,
     summary,
+    which_of,
 )
 from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, export, filing, listing
@@ -38,7 +42,7 @@ from ehs_core.incidents.resources import IncidentContext, page_factory, sees_eve
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
 from ehs_core.security import Permission
-from ehs_core.sites.services import site_choices, site_timezone
+from ehs_core.sites.services import site_choices, site_index, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import (
@@ -53,6 +57,7 @@ from ehs_core.ui.forms import (
 )
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
 from ehs_core.ui.rendering import (
+    label,
     number,
 )
 from ehs_core.workflow.schemas import TransitionSchema
@@ -282,7 +287,7 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "statuses": statuses, "status_index": status_index,
         "blocked_anchors": BLOCKED_ANCHORS, "reopening": reopening,
         **(people := people_values(request, incident)),
-        "history": history_entries(request, people["history"], people["comment_authors"]),
+        "history": history_entries(request, people["history"], people["comment_authors"], item),
         "errors": {},
     }
     values["panels"] = panels = rendered_slots(request, "ui.incident_panels", context, context=context)
@@ -306,13 +311,54 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
             "comment_client_id": str(uuid.uuid4()), "upload_client_id": str(uuid.uuid4())}
 
 
-def history_entries(request: Request, history: list[HistoryRow],
-                    names: dict[int, str]) -> list[dict[str, Any]]:
+def history_entries(request: Request, history: list[HistoryRow], names: dict[int, str],
+                    item: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The history as the page lists it: when, who (None: an anonymous
-    report) and what, in the person's words (`audit.timeline.summary`)."""
+    report) and what, in the person's words (`audit.timeline.summary`):
+    each changed field old → new, and which action or root cause, named as
+    the incident's detail `item` shows them to this reader (issue #36 item 12)."""
     localizer = request.localizer
-    return [{"at": entry.at, "actor": names.get(entry.actor_id),
-             "summary": summary(localizer, entry.action, entry.changes)} for entry in history]
+    item = item or {}
+    titles = {("action.", a["id"]): a["title"] for a in item.get("actions") or ()}
+    titles |= {("root_cause.", c["id"]): c["description"] for c in item.get("rootCauses") or ()}
+    index = site_index(request)
+    people = shown_names(request, {change.get(key) for entry in history if entry.changes
+                                   for field, change in entry.changes.items() if isinstance(change, dict)
+                                   and field in ("assigneeId", "leadId") for key in ("old", "new")} - {None})
+    causes = {c["id"]: c["description"] for c in item.get("rootCauses") or ()}
+
+    def value(field: str, raw: Any) -> str:
+        if raw is None or raw == "" or raw == []:
+            return "—"
+        if field in ("assigneeId", "leadId"):
+            return people.get(raw) or localizer.translate(SOMEONE_WORD)
+        if field == "siteId":
+            return (index["site"].get(raw) or {}).get("name", str(raw))
+        if field == "areaId":
+            return (index["area"].get(raw) or {}).get("path", str(raw))
+        if field == "rootCauseId":
+            return causes.get(raw, str(raw))
+        if isinstance(raw, bool):
+            return localizer.translate(YES if raw else NO)
+        if isinstance(raw, list):
+            raw = "; ".join(str(part) for part in raw)
+        text = str(raw)
+        if field in ("type", "severity", "status", "kind"):
+            return localizer.translate(label(text))
+        if field == "occurredAt":
+            return text[:16].replace("T", " ")
+        return text if len(text) <= 80 else text[:79] + "…"
+
+    entries = []
+    for entry in history:
+        prefix = next((p for p in ("action.", "root_cause.") if entry.action.startswith(p)), None)
+        raw_id = entry.changes.get("id") if entry.changes else None
+        raw_id = raw_id.get("new") or raw_id.get("old") if isinstance(raw_id, dict) else None
+        which = titles.get((prefix, raw_id)) if prefix else None
+        entries.append({"at": entry.at, "actor": names.get(entry.actor_id),
+                        "summary": summary(localizer, entry.action, entry.changes, value,
+                                           which or which_of(entry.action, entry.changes))})
+    return entries
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:

@@ -506,10 +506,11 @@ def test_the_history_says_who_did_what_in_words(team, site, make_user):
     assert history_of(page) == [
         ("Rita Reporter", "Reported"),
         (name, "Moved on: reported → triage"),
-        (name, "Details changed: severity, title"),
+        # Each field old → new, and which action (issue #36 item 12).
+        (name, "Details changed: Severity: Low → High; Title: Oil on the floor → Oil and water on the floor"),
         (name, "Moved on: triage → actions"),
-        (name, "Corrective action added"),
-        (name, "Corrective action changed: open → done"),
+        (name, "Corrective action added “Replace the seal”"),
+        (name, "Corrective action changed “Replace the seal”: open → done"),
     ]
     assert '<time datetime="' in page.text.split('id="timeline"', 1)[1]
 
@@ -591,3 +592,19 @@ def test_the_export_link_says_when_it_holds_only_the_first_rows(team, site, monk
     assert "Export the first 2 of these as CSV" in page.text
     link = re.search(r'href="([^"]*/api/incidents/export[^"]*)"', page.text).group(1).replace("&amp;", "&")
     assert len(team["supervisor"].get(link).text.strip().splitlines()) == 3  # the header and 2 rows
+
+
+def test_the_history_names_people_and_places_where_ids_changed(team, site, admin):
+    """Issue #36 item 12: a changed site, lead or due date reads as names
+    and days, never ids."""
+    from tests.core.workflow.support import bring_to
+
+    other = admin.post_json("/api/sites", {"name": "Plant South"}).json["id"]
+    number = report(team["reporter"], site)["number"]
+    team["supervisor"].patch_json(f"/api/incidents/{number}", {"siteId": other})
+    bring_to(admin, number, "investigation")
+    admin.put_json(f"/api/incidents/{number}/investigation", {"leadId": team["manager"].user["id"]})
+    admin.put_json(f"/api/incidents/{number}/investigation", {"leadId": team["supervisor"].user["id"]})
+    said = [what for _, what in history_of(team["supervisor"].get(f"/incidents/{number}"))]
+    assert "Details changed: Site: Plant North → Plant South" in said
+    assert "Investigation updated: Lead: Sue Safety → Sam Supervisor" in said
