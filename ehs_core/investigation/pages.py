@@ -111,6 +111,11 @@ def _answer(request: Request, context: IncidentContext, anchor: str, errors: dic
     changed part, or the page with the errors next to their fields."""
     if request.headers.get("HX-Request") == "true":
         request.override_renderer = "investigation/workspace.html"
+        if not errors:
+            # What else on the page follows from the change (the next step's
+            # moves and why one is held back) fetches itself again
+            # (detail.html's #next-step listens for this event).
+            request.response.headers["HX-Trigger"] = "incident-changed"
         return workspace_values(request, context, errors, values, focus) | {
             "announce": announce if not errors else None, "fragment": True}
     if errors:

@@ -40,6 +40,9 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
     supervisor.get_by_label("Method").fill("5 whys")
     supervisor.get_by_role("button", name="Save investigation").click()
     expect_text(supervisor.locator("#announcer"), "The investigation was saved.")
+    # Held back until there is a root cause ...
+    move_on = supervisor.locator("#next-step").get_by_role("button", name="Move to Actions")
+    expect(move_on).to_have_attribute("aria-disabled", "true")
     # Two causes; the first one's why chain grown one answer at a time.
     for category, description in (("equipment", "The hydraulic hose burst"),
                                   ("training", "Nobody knew the inspection routine")):
@@ -47,6 +50,8 @@ def test_investigate_act_verify_and_close(live, new_page, smtp_server):
         supervisor.get_by_label("What is the cause?").fill(description)
         supervisor.get_by_role("button", name="Add root cause").click()
         expect_text(supervisor.locator("#investigation"), description)
+        # ... and the next step follows the change without a reload (issue #36 item 3).
+        expect(move_on).not_to_have_attribute("aria-disabled", "true")
     first = supervisor.locator(".cause").first
     for n, answer in enumerate(("It was worn through", "It was never inspected"), start=1):
         label = "Why did this happen?" if n == 1 else f"Why? (answer {n})"
