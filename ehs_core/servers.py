@@ -94,6 +94,11 @@ def gunicorn(app: Any, global_conf: dict[str, Any], **local: Any) -> Any:
     for key in ("forwarded_allow_ips", "workers"):
         if global_conf.get(key):
             local[key] = global_conf[key]
+    registry = getattr(app, "registry", None)
+    if registry is not None:
+        from ehs_core.jobs import before_forking
+
+        before_forking(registry)  # the workers run the jobs, each with its own connections
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         local.setdefault("child_exit", "ehs_core.metrics.child_exit")  # GET /metrics sums live workers
     # gunicorn's own default for the setting, so both uses agree.

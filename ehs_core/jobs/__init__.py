@@ -503,6 +503,24 @@ def start_in_process_runner(registry: Registry, periodic: bool = True,
     return runner
 
 
+def before_forking(registry: Registry) -> None:
+    """A forking server (gunicorn from production.ini) is about to fork its
+    workers from this process: its runner thread stops, and the engines'
+    pooled connections close, before any fork. A fork taken while that
+    thread held a SQLite transaction left each worker's SQLite believing a
+    lock was held that no one held, and every write there waited out its
+    timeout ("database is locked"). Each worker starts a runner of its own
+    (`_runners_after_fork`), the clock's jobs included: their unique keys
+    keep each period to one run."""
+    runner = registry.get("job_runner")
+    if isinstance(runner, InProcessRunner):
+        runner.stop()
+        runner.join(30)
+    for key in ("db.engine", "db.autocommit_engine"):
+        if key in registry:
+            registry[key].dispose()
+
+
 def _runners_after_fork() -> None:
     """In a forked child (a gunicorn worker): the parent's runner thread did
     not come along; the child gets its own, which also writes the periodic
