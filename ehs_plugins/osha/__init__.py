@@ -50,6 +50,11 @@ def includeme(config: Configurator) -> None:
         "osha.severe_report", title="OSHA severe injury report (29 CFR 1904.39)", handled_by="safety_manager",
         fulfilled_by="By phone or in person to the OSHA area office, at 1-800-321-6742, or online; not by "
                      "e-mail, fax or voicemail")
+    config.add_obligation_kind(
+        "osha.access_request", title="Copy of the injury records for an employee (29 CFR 1904.35(b)(2))",
+        handled_by="safety_manager",
+        fulfilled_by="Give the copy at the access desk (Records, access requests): by the end of the next "
+                     "business day, or within 7 calendar days for a representative's Forms 301")
     config.scan(".obligations")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.osha:locale")

@@ -91,3 +91,47 @@ def test_without_the_osha_plugin_its_reports_leave_the_queue(manager, site, app_
     finally:
         config.registry["db.engine"].dispose()
     assert len(owed(manager)) == 1
+
+
+# 1904.35(b)(2): a request for a copy of the records, taken at the access desk.
+ACCESS = "osha.access_request"
+DESK = "/api/osha/access-requests"
+
+
+def access_owed(browser, status="open"):
+    return [item for item in browser.get(API, {"status": status}).json["items"] if item["kind"] == ACCESS]
+
+
+def test_a_request_at_the_access_desk_is_owed_by_its_due_time_until_the_copy_is_given(manager, site):
+    taken = manager.post_json(DESK, {"kind": "log_copy", "requesterName": "Rita Moreno", "siteId": site,
+                                     "year": 2025}, status=201).json
+    items = access_owed(manager)
+    assert len(items) == 1
+    assert items[0]["status"] == "open" and items[0]["incidentNumber"] is None
+    assert dt.datetime.fromisoformat(items[0]["dueAt"]) == dt.datetime.fromisoformat(taken["dueBy"])
+    assert "Rita Moreno" in items[0]["title"] and "1904.35(b)(2)" in items[0]["title"]
+    given = manager.post_json(f"{DESK}/{taken['id']}/fulfil", {"givenTo": "Rita Moreno, by hand"},
+                              status=200).json
+    assert set(given) == set(taken)  # the desk's answer keeps its fields
+    assert access_owed(manager) == []
+    done = access_owed(manager, "done")
+    assert len(done) == 1 and done[0]["note"] == "Copy given to Rita Moreno, by hand"
+    assert dt.datetime.fromisoformat(done[0]["doneAt"]) == dt.datetime.fromisoformat(given["fulfilledAt"])
+
+
+def test_a_representatives_request_is_owed_in_seven_days_and_done_in_the_queue_closes_it_at_the_desk(
+        manager, site):
+    taken = manager.post_json(DESK, {"kind": "representative_301", "requesterName": "Local 12 steward",
+                                     "siteId": site, "year": 2025}, status=201).json
+    item = access_owed(manager)[0]
+    assert dt.datetime.fromisoformat(item["dueAt"]) - dt.datetime.fromisoformat(taken["receivedAt"]) \
+        >= dt.timedelta(days=7)
+    manager.post_json(f"{API}/{item['id']}/done", {"note": "Steward, by e-mail"})
+    assert manager.get(DESK, status=200).json == []  # no longer open at the desk
+    manager.post_json(f"{DESK}/{taken['id']}/fulfil", {"givenTo": "again"}, status=409)
+
+
+def test_supervisors_do_not_see_access_requests_in_the_queue(manager, site, make_user):
+    manager.post_json(DESK, {"kind": "log_copy", "requesterName": "Rita Moreno", "siteId": site,
+                             "year": 2025}, status=201)
+    assert access_owed(make_user("supervisor"), "all") == []
