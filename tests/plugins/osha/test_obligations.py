@@ -192,3 +192,18 @@ def test_a_site_no_longer_covered_has_its_filing_withdrawn(manager, site, regist
 def test_the_filing_job_runs_daily(registry):
     schedule = registry["periodic"]["osha.ita_filing_obligations"]
     assert schedule(dt.datetime(2026, 1, 1, 6, 7)) and not schedule(dt.datetime(2026, 1, 1, 6, 8))
+
+
+def test_the_home_queue_shows_the_access_request_and_the_ita_filing(manager, site, registry):
+    from zoneinfo import ZoneInfo
+
+    now = dt.datetime.now(dt.UTC)
+    last_year = now.astimezone(ZoneInfo("America/Chicago")).year - 1
+    put_hours(manager, site, full_year(40_000, 300), year=last_year)
+    keep_ita_filings(registry, now)
+    manager.post_json(DESK, {"kind": "log_copy", "requesterName": "Rita Moreno", "siteId": site,
+                             "year": last_year}, status=201)
+    card = manager.get("/").html.find(id="card-obligations").parent
+    lines = [li.get_text(" ", strip=True) for li in card.select("li")]
+    assert any("Rita Moreno" in line for line in lines)
+    assert any(f"Electronic submission of {last_year}" in line for line in lines)
