@@ -12,6 +12,7 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound
 from pyramid.request import Request
+from pyramid.response import Response
 from sqlalchemy import exists, func, select
 
 from ehs_core.errors import DomainError
@@ -21,7 +22,7 @@ from ehs_core.security import Permission, Role, role_at_least
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_core.ui.forms import BOOL, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
-from ehs_plugins.calosha import requests, serious, violence
+from ehs_plugins.calosha import printing, requests, serious, violence
 from ehs_plugins.calosha.schemas import (
     LogRequestSchema,
     SeriousSchema,
@@ -103,8 +104,8 @@ def save_serious(context: IncidentContext, request: Request) -> Any:
     return _back(request, context)
 
 
-def log_page(request: Request) -> dict[str, Any]:
-    """The printable log: the same items as the API, for the chosen site and dates."""
+def log_values(request: Request) -> dict[str, Any]:
+    """The log's entries for the chosen site and dates, as the API gives them."""
     raw = {k: v for k, v in request.GET.items() if k in ("siteId", "from", "to") and v}
     errors: dict[str, str] = {}
     try:
@@ -113,10 +114,23 @@ def log_page(request: Request) -> dict[str, Any]:
         errors = errors_of(exc)
         query = log_query_schema().deserialize({})
     items = violence.log_entries(request, query["siteId"], query["from"], query["to"])
+    return {"items": items, "query": raw if not errors else {}, "errors": errors}
+
+
+def log_page(request: Request) -> dict[str, Any]:
+    """The printable log: the same items as the API, for the chosen site and dates."""
+    values = log_values(request)
+    raw = {k: v for k, v in request.GET.items() if k in ("siteId", "from", "to") and v}
     sites = request.dbsession.execute(select(Site.id, Site.name).where(
         Site.organization_id == request.identity.account.organization_id).order_by(Site.name)).all()
-    return {"items": items, "query": raw, "errors": errors, "sites": sites,
-            "csv": request.route_path("calosha.log_csv", _query=raw)}
+    return {**values, "query": raw, "sites": sites, "csv": request.route_path("calosha.log_csv", _query=raw),
+            "pdf": request.route_path("page.calosha_log_pdf", _query=raw)}
+
+
+def log_pdf(request: Request) -> Response:
+    """The same log as a PDF (the same entries, the same no-names rule)."""
+    return printing.log_pdf(request, TEMPLATES + "log_pdf.html", log_values(request),
+                            "violent-incident-log.pdf")
 
 
 def ask_card(request: Request) -> dict[str, Any] | None:
@@ -139,6 +153,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.calosha_violence", INCIDENT + "/violence", factory=factory)
     config.add_route("page.calosha_serious", INCIDENT + "/serious", factory=factory)
     config.add_route("page.calosha_log", "/calosha/violent-incident-log", factory=ROOT_FACTORY)
+    config.add_route("page.calosha_log_pdf", "/calosha/violent-incident-log.pdf", factory=ROOT_FACTORY)
     config.add_route("page.calosha_ask", "/calosha/log-requests", factory=ROOT_FACTORY)
     config.add_view(save_violence, route_name="page.calosha_violence", request_method="POST",
                     renderer=TEMPLATES + "form.html", permission=Permission.manage_investigation)
@@ -146,6 +161,7 @@ def includeme(config: Configurator) -> None:
                     renderer=TEMPLATES + "form.html", permission=Permission.manage_investigation)
     config.add_view(log_page, route_name="page.calosha_log", request_method="GET",
                     renderer=TEMPLATES + "log.html", permission=VIEW_LOG)
+    config.add_view(log_pdf, route_name="page.calosha_log_pdf", request_method="GET", permission=VIEW_LOG)
     config.add_view(ask_for_log, route_name="page.calosha_ask", request_method="POST", permission=ASK_FOR_LOG)
     config.add_nav_item("calosha_log", "Violence log", "page.calosha_log", permission=VIEW_LOG, order=70,
                         context=ROOT_FACTORY)

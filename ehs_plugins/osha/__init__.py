@@ -3,6 +3,7 @@ and 300A, Form 301, hours, rates and the ITA electronic-submission files.
 Every endpoint needs safety_manager; everyone who may see an incident sees
 only how many people were hurt (`injuredCount`)."""
 
+import datetime as dt
 from typing import Any
 
 from pyramid.config import Configurator
@@ -50,6 +51,23 @@ def includeme(config: Configurator) -> None:
         "osha.severe_report", title="OSHA severe injury report (29 CFR 1904.39)", handled_by="safety_manager",
         fulfilled_by="By phone or in person to the OSHA area office, at 1-800-321-6742, or online; not by "
                      "e-mail, fax or voicemail")
+    config.add_obligation_kind(
+        "osha.access_request", title="Copy of the injury records for an employee (29 CFR 1904.35(b)(2))",
+        handled_by="safety_manager",
+        fulfilled_by="Give the copy at the access desk (Records, access requests): by the end of the next "
+                     "business day, or within 7 calendar days for a representative's Forms 301")
+    config.add_obligation_kind(
+        "osha.ita_filing", title="Electronic submission to OSHA's ITA (29 CFR 1904.41)",
+        handled_by="safety_manager",
+        fulfilled_by="File the site-year with OSHA's Injury Tracking Application (Records, ITA submission, "
+                     "not a dry run) by March 2",
+        remind_before=dt.timedelta(days=14))
+    from huey import crontab
+
+    from ehs_plugins.osha.obligations import ITA_JOB, keep_ita_filings
+
+    # Daily: the filing date is a date (1904.41(c)); the job is idempotent.
+    config.add_periodic_job(ITA_JOB, keep_ita_filings, crontab(minute="7", hour="6"))
     config.scan(".obligations")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.osha:locale")

@@ -30,6 +30,7 @@ from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha import deadlines
 from ehs_plugins.osha.models import AccessRequest, InjuryCase
+from ehs_plugins.osha.obligations import fulfil_access_request, open_access_request
 from ehs_plugins.osha.schemas import AccessKind
 
 # What each kind gets, in the words of the request desk.
@@ -89,6 +90,7 @@ def create(request: Request, data: dict[str, Any]) -> AccessRequest:
                         created_by=request.identity.user.id if request.identity.is_user else None)
     request.dbsession.add(row)
     request.dbsession.flush()
+    open_access_request(request, row, COPY_OF[kind])
     return row
 
 
@@ -114,6 +116,7 @@ def fulfil(request: Request, row: AccessRequest, given_to: str) -> AccessRequest
     row.given_to = given_to
     row.fulfilled_by = request.identity.user.id if request.identity.is_user else None
     request.dbsession.flush()
+    fulfil_access_request(request, row)
     return row
 
 

@@ -25,6 +25,12 @@ def ita_due(year: int) -> dt.date:
     return dt.date(year + 1, 3, 2)
 
 
+def ita_due_at(year: int, zone: dt.tzinfo) -> dt.datetime:
+    """The end of `ita_due(year)` on the establishment's clock: the moment
+    the filing of `year`'s records is late (1904.41(c))."""
+    return dt.datetime.combine(ita_due(year), dt.time(23, 59, 59), zone)
+
+
 def next_business_day_end(received: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
     """The end of the business day after `received`, on the establishment's
     clock (1904.35(b)(2)(iv), (v)(A): the 300 Log and an employee's own Form

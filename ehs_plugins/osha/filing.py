@@ -27,6 +27,7 @@ from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.coverage import CASE_DATA, requirement
 from ehs_plugins.osha.log import LOG_COLUMNS, active_site_names, load
 from ehs_plugins.osha.models import ItaSubmission
+from ehs_plugins.osha.obligations import JobContext, fulfil_ita_filing
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,8 @@ def run(registry: Registry, submission_id: int) -> None:
             row.errors = json.dumps([{"field": None,
                                       "message": "The filing stopped on an error of the service"}])
         row.finished_at = utcnow()
+        # A real filing accepted: the filing owed for the site-year is done.
+        fulfil_ita_filing(JobContext(dbsession, registry), row)
         dbsession.commit()
 
 

@@ -37,7 +37,8 @@ def test_disabled_calosha_contributes_nothing(app, registry, as_user, admin, ca_
         extra = {"body": json.dumps(body).encode(), "content_type": "application/json"} if body else {}
         answer = admin.request(url, method=method, status=404, **extra)
         assert answer.json["error"]
-    for url in ("/calosha/violent-incident-log", f"/incidents/{number}/calosha/violence"):
+    for url in ("/calosha/violent-incident-log", "/calosha/violent-incident-log.pdf",
+                f"/incidents/{number}/calosha/violence"):
         admin.get(url, status=404)
     admin.post("/calosha/log-requests", status=404)
 

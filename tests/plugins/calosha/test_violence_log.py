@@ -1,6 +1,6 @@
 """The violent incident log (Labor Code §6401.9(d)): a year of entries
 written with the people involved named in every free-text field comes out
-of the API, the printable page and the CSV with every required field and
+of the API, the printable page, the CSV and the PDF with every required field and
 no name, address, phone number, e-mail address or number of any person."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import io
 from typing import Any
 
 import pytest
+from pypdf import PdfReader
 
 from ehs_core.testing import Client
 
@@ -94,7 +95,7 @@ def test_the_api_answers_every_required_field_and_no_identifier(year):
     assert "[address]" in first["where"] and "[number]" in first["actionsTaken"]
 
 
-def test_the_printable_page_and_the_csv_show_no_identifier(year, app):
+def test_the_printable_page_the_csv_and_the_pdf_show_no_identifier(year, app):
     supervisor = year["supervisor"]
     page = supervisor.get("/calosha/violent-incident-log", {"from": "2025-01-01", "to": "2025-12-31"})
     text = page.html.find("main").get_text(" ", strip=True)
@@ -109,6 +110,19 @@ def test_the_printable_page_and_the_csv_show_no_identifier(year, app):
     assert all(row["violence_type"] and row["where"] and row["completed_by_title"] == "Store supervisor"
                for row in rows)
     assert {row["police_called"] for row in rows} == {"yes", "no"}
+    assert 'href="/calosha/violent-incident-log.pdf?from=2025-01-01&amp;to=2025-12-31"' in page.text
+    printed = supervisor.get("/calosha/violent-incident-log.pdf", {"from": "2025-01-01", "to": "2025-12-31"})
+    assert printed.content_type == "application/pdf"
+    assert printed.headers["Cache-Control"] == "no-store"
+    text = " ".join(sheet.extract_text() for sheet in PdfReader(io.BytesIO(printed.body)).pages)
+    text = " ".join(text.split())
+    assert_no_identifier(text)
+    assert text.count("Store supervisor") == 12 and "12 entries" in text
+    for label in ("Type 4: by a person with a personal relationship", "Law enforcement called",
+                  "Circumstances", "Consequences", "Perpetrator's relation to the workplace",
+                  "Security called"):
+        assert label in text, label
+    assert "A person pushed a person near the till in month 1" in text
 
 
 def test_the_supervisor_keeps_the_names_in_the_incidents_own_section(year):
@@ -129,6 +143,7 @@ def test_only_supervisors_read_the_log_and_only_at_california_sites_is_it_kept(
     reporter.get(LOG, status=403)
     reporter.get(LOG + ".csv", status=403)
     reporter.get("/calosha/violent-incident-log", status=403)
+    reporter.get("/calosha/violent-incident-log.pdf", status=403)
     number = supervisor.post_json("/api/incidents", {
         "title": "Threat by phone", "type": "near_miss", "severity": "low", "siteId": tx_site,
         "occurredAt": "2025-03-01T10:00:00-06:00"}, status=201).json["number"]

@@ -156,3 +156,39 @@ def test_the_submission_page_names_the_failed_checks(manager: Any, registry: Any
     refused = manager.post("/osha/submission/file", form, status=400).text
     assert "Not filed" in refused and "ein" in refused
     assert osha["live"].calls == []
+
+
+def test_an_accepted_real_filing_closes_the_filing_owed_and_a_dry_run_does_not(
+        manager: Any, registry: Any, osha: dict, site_year: dict) -> None:
+    """1904.41(c): the site-year's filing in the queue of what is owed is done
+    once OSHA accepted the real filing, with its confirmation."""
+    import datetime as dt
+
+    from ehs_plugins.osha.obligations import keep_ita_filings
+
+    def owed(status: str) -> list[dict]:
+        return [item for item in manager.get("/api/obligations", {"status": status}).json["items"]
+                if item["kind"] == "osha.ita_filing"]
+
+    january = dt.datetime(YEAR + 1, 1, 10, 12, 0, tzinfo=dt.UTC)
+    assert keep_ita_filings(registry, january) == 1
+    file(manager, registry, siteId=site_year["site"], year=YEAR)  # a dry run
+    assert len(owed("open")) == 1
+    done = file(manager, registry, siteId=site_year["site"], year=YEAR, dryRun=False)
+    assert owed("open") == []
+    [closed] = owed("done")
+    assert done["confirmation"] in closed["note"]
+    assert keep_ita_filings(registry, january) == 0  # stays done
+
+
+def test_a_filing_accepted_before_the_job_ran_is_done_when_it_opens(
+        manager: Any, registry: Any, osha: dict, site_year: dict) -> None:
+    import datetime as dt
+
+    from ehs_plugins.osha.obligations import keep_ita_filings
+
+    file(manager, registry, siteId=site_year["site"], year=YEAR, dryRun=False)
+    assert keep_ita_filings(registry, dt.datetime(YEAR + 1, 1, 2, 12, 0, tzinfo=dt.UTC)) == 0
+    [closed] = [item for item in manager.get("/api/obligations", {"status": "done"}).json["items"]
+                if item["kind"] == "osha.ita_filing"]
+    assert "confirmation" in closed["note"]
