@@ -14,8 +14,7 @@ from ehs_core.actions.schemas import (
     ActionQuerySchema,
     ActionUpdateSchema,
 )
-from ehs_core.attachments.storage import max_upload_bytes
-from ehs_core.errors import APIError
+from ehs_core.attachments import uploaded_file
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.security import Permission
 
@@ -51,14 +50,7 @@ def list_actions(request: Request) -> list[dict[str, Any]]:
 def add_evidence(context: ActionContext, request: Request) -> dict[str, Any]:
     """A photo or PDF showing the action was done (the assignee's proof,
     read by whoever verifies it), in the field `file`."""
-    limit = max_upload_bytes(request)
-    if request.content_length and request.content_length > limit + 64 * 1024:
-        raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
-    if not (request.content_type or "").startswith("multipart/form-data"):
-        raise APIError(415, "Send the file as multipart/form-data in the field 'file'")
-    upload = request.POST.get("file")
-    if upload is None or not hasattr(upload, "file"):
-        raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
-    item = services.add_evidence(request, context.incident_context.incident, context.action, upload)
+    item = services.add_evidence(request, context.incident_context.incident, context.action,
+                                 uploaded_file(request))
     request.response.status = 201
     return evidence_json(item)

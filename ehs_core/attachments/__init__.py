@@ -10,13 +10,28 @@ from sqlalchemy import ColumnElement, select
 
 from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
-from ehs_core.attachments.storage import MAX_PER_INCIDENT
+from ehs_core.attachments.storage import MAX_PER_INCIDENT, max_upload_bytes
+from ehs_core.errors import APIError
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
 from ehs_core.rowsjson import INSTANT, columns_of, decoder, json_rows
 from ehs_core.serialize import iso
 
 __all__ = ["MAX_PER_INCIDENT", "attachment_json", "attachments_section"]
+
+
+def uploaded_file(request: Request) -> Any:
+    """The file of a multipart API request's field `file` (the incident's
+    files, an action's evidence), or the 4xx that says what was wrong."""
+    limit = max_upload_bytes(request)
+    if request.content_length and request.content_length > limit + 64 * 1024:
+        raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
+    if not (request.content_type or "").startswith("multipart/form-data"):
+        raise APIError(415, "Send the file as multipart/form-data in the field 'file'")
+    upload = request.POST.get("file")
+    if upload is None or not hasattr(upload, "file"):
+        raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
+    return upload
 
 
 def attachment_json(item: Attachment) -> dict[str, Any]:

@@ -14,12 +14,11 @@ from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 
-from ehs_core.attachments import attachment_json, decoding, thumbnails
+from ehs_core.attachments import attachment_json, decoding, thumbnails, uploaded_file
 from ehs_core.attachments.backends import Missing
 from ehs_core.attachments.models import Attachment
 from ehs_core.attachments.storage import (
     max_image_pixels,
-    max_upload_bytes,
     open_stored,
     remove_attachment,
     save_upload_once,
@@ -54,14 +53,7 @@ def attachment_factory(request: Request) -> AttachmentContext:
              permission=Permission.upload_attachment,
              responses=(200, 201), multipart={"file": "file", "clientId": "uuid"})
 def upload(context: IncidentContext, request: Request) -> dict[str, Any]:
-    limit = max_upload_bytes(request)
-    if request.content_length and request.content_length > limit + 64 * 1024:
-        raise APIError(413, f"The file is larger than {limit // (1024 * 1024)} MB")
-    if not (request.content_type or "").startswith("multipart/form-data"):
-        raise APIError(415, "Send the file as multipart/form-data in the field 'file'")
-    upload = request.POST.get("file")
-    if upload is None or not hasattr(upload, "file"):
-        raise APIError(400, "Invalid request", [{"path": "file", "message": "Required"}])
+    upload = uploaded_file(request)
     client_id = client_id_field(request.POST.get("clientId"))
     # Lock the incident: concurrent uploads must not exceed the per-incident limit.
     incident = request.dbsession.get(Incident, context.incident.id, with_for_update=True)
