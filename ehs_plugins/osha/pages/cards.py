@@ -11,10 +11,10 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 
 from ehs_core.db import utcnow
-from ehs_core.incidents.models import Incident
+from ehs_core.incidents.models import Incident, reference
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha import access
@@ -26,6 +26,7 @@ from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
 from ehs_plugins.osha.pages.records import organization_sites, record_year
 from ehs_plugins.osha.recordability import COVERED
+from ehs_plugins.osha.services import NO_ONE_HURT
 from ehs_plugins.osha.views import MANAGE
 
 
@@ -76,7 +77,18 @@ def records_card(request: Request) -> dict[str, Any]:
     # Copies of the records asked for (1904.35(b)(2)), the soonest due first.
     requests = [{"requester": row.requester_name, "due": row.due_by, "overdue": row.due_by < now,
                  "zone": zones.get(row.site_id)} for row in access.open_requests(request)]
+    # Injuries and illnesses of this year with no case yet (issue #36 item
+    # 11): each may start a 1904.39 clock and must be decided within 7 days
+    # (1904.29(b)(3)); counted in SQL, five shown, the newest first.
+    no_case = (select(Incident.id, Incident.number).where(
+        Incident.organization_id == org, Incident.type.not_in(NO_ONE_HURT), Incident.occurred_at >= start,
+        ~select(InjuryCase.id).where(InjuryCase.incident_id == Incident.id).exists()))
+    uncased = request.dbsession.execute(no_case.order_by(Incident.number.desc()).limit(5)).all()
+    uncased_count = request.dbsession.execute(
+        select(func.count()).select_from(no_case.subquery())).scalar_one() if uncased else 0
     return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
+            "uncased": [{"number": number, "reference": reference(number)} for _, number in uncased],
+            "uncased_count": uncased_count,
             "access": requests[:5], "access_count": len(requests),
             "missing": [{"case": case, "number": case_number(incident, case)}
                         for case, incident in missing[:5]], "missing_count": len(missing),

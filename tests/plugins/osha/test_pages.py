@@ -231,3 +231,24 @@ def test_home_card_names_the_oldest_cases_missing_fields_first(manager, site):
     assert positions == sorted(positions)
     assert f'/osha/cases/{by_day[8]["id"]}#decision' not in home
     assert f'/osha/cases/{by_day[9]["id"]}#decision' not in home
+
+
+def test_an_injury_without_a_case_is_prompted_on_home_and_its_page(admin, make_user):
+    """Issue #36 item 11: a safety manager is asked to record the case of an
+    injury reported without one, on home and on the incident's page, with
+    the reporting clock it may start (1904.29(b)(3), 1904.39)."""
+    from html import unescape
+
+    from ehs_core.testing import new_site
+    from tests.core.workflow.support import report
+
+    site = new_site(admin)["id"]
+    injury = report(admin, site, type="injury", title="Cut hand")
+    report(admin, site, type="hazard", title="Wet floor")
+    manager = make_user("safety_manager")
+    home = unescape(manager.get("/").text)
+    assert "1 injury or illness has no injury case yet" in home and injury["reference"] in home
+    page = unescape(manager.get(f"/incidents/{injury['number']}").text)
+    assert "No injury case yet." in page and "within 24 or 8 hours (1904.39)" in page
+    manager.post(f"/incidents/{injury['number']}/cases", {"name": "Pat Doe"}, status=302)
+    assert "has no injury case yet" not in unescape(manager.get("/").text)
