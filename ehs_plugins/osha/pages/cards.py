@@ -14,7 +14,7 @@ from pyramid.request import Request
 from sqlalchemy import func, or_, select
 
 from ehs_core.db import utcnow
-from ehs_core.incidents.models import Incident, reference
+from ehs_core.incidents.models import Incident, IncidentType, reference
 from ehs_core.sites.models import Site
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha import access
@@ -26,8 +26,11 @@ from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
 from ehs_plugins.osha.pages.records import organization_sites, record_year
 from ehs_plugins.osha.recordability import COVERED
-from ehs_plugins.osha.services import NO_ONE_HURT
 from ehs_plugins.osha.views import MANAGE
+
+# The incidents that are an injury or an illness by their type: each should
+# have a case (property damage and environmental events may, and are not asked).
+INJURED = (IncidentType.injury.value, IncidentType.illness.value)
 
 
 def posting(today: dt.date) -> dict[str, Any]:
@@ -81,7 +84,7 @@ def records_card(request: Request) -> dict[str, Any]:
     # 11): each may start a 1904.39 clock and must be decided within 7 days
     # (1904.29(b)(3)); counted in SQL, five shown, the newest first.
     no_case = (select(Incident.id, Incident.number).where(
-        Incident.organization_id == org, Incident.type.not_in(NO_ONE_HURT), Incident.occurred_at >= start,
+        Incident.organization_id == org, Incident.type.in_(INJURED), Incident.occurred_at >= start,
         ~select(InjuryCase.id).where(InjuryCase.incident_id == Incident.id).exists()))
     uncased = request.dbsession.execute(no_case.order_by(Incident.number.desc()).limit(5)).all()
     uncased_count = request.dbsession.execute(

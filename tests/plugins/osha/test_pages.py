@@ -245,6 +245,7 @@ def test_an_injury_without_a_case_is_prompted_on_home_and_its_page(admin, make_u
     site = new_site(admin)["id"]
     injury = report(admin, site, type="injury", title="Cut hand")
     report(admin, site, type="hazard", title="Wet floor")
+    report(admin, site, type="property_damage", title="Dented door")
     manager = make_user("safety_manager")
     home = unescape(manager.get("/").text)
     assert "1 injury or illness has no injury case yet" in home and injury["reference"] in home
