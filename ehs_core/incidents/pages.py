@@ -510,9 +510,8 @@ def report(request: Request) -> Any:
                 continue
             try:
                 storage.save_upload(request, incident, item, None if incident.anonymous else user.id)
-            except storage.Refused as exc:
+            except storage.Refused:
                 failed.append(item.filename)
-                request.environ.setdefault("ehs.refused", []).append(exc.message)
     if failed:
         # The files not kept are named by this answer itself: the address
         # must not write what the page says (anyone can craft one).
