@@ -7,7 +7,7 @@ from typing import Any
 
 from pyramid.config import Configurator
 
-from ehs_core import pipeline, plugins
+from ehs_core import plugins
 from ehs_core.settings import load
 
 
@@ -25,7 +25,6 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.errors")  # one JSON error shape
     config.include("ehs_core.responseheaders")  # no-store and nosniff on every /api answer
     config.include("ehs_core.schemas")  # body=/query= view options, validated before the view
-    config.include("ehs_core.pipeline")  # JSON answers written without the renderer machinery
     config.include("ehs_core.intake")  # body size limits, UTF-8 query strings
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job
@@ -50,5 +49,4 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     # Plugins come last and use the same directives the core used above.
     plugins.include_enabled(config, settings["ehs.plugins"])
     config.commit()
-    pipeline.bake_request_extensions(config)
     return config

@@ -4,7 +4,6 @@ import datetime as dt
 from enum import StrEnum
 
 from sqlalchemy import (
-    BigInteger,
     Boolean,
     ForeignKey,
     Index,
@@ -55,20 +54,6 @@ class IncidentCounter(Base):
 
     organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
     last_number: Mapped[int] = mapped_column(Integer, default=0)
-
-
-class QueueVersion(Base):
-    """The version of an organization's queues (what waits for whom: the
-    incidents by status and investigation lead, the corrective actions by
-    status and assignee), moved by the database in the transaction of every
-    change of them (migration 0016_queues_version). The menu keeps each
-    person's counts by it (`ehs_core.ui.directives`). A row of its own: it
-    is locked only in COMMIT, after everything else its transaction locks."""
-
-    __tablename__ = "queue_versions"
-
-    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"), primary_key=True)
-    version: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 UNDER_INVESTIGATION = text("status = 'investigation'")

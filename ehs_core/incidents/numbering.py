@@ -28,16 +28,14 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from ehs_core.db import mark_written
 from ehs_core.events import OrganizationCreated
-from ehs_core.incidents.models import Incident, IncidentCounter, QueueVersion
+from ehs_core.incidents.models import Incident, IncidentCounter
 
 
 @subscriber(OrganizationCreated)
 def start_numbering(created: OrganizationCreated) -> None:
     """A new organization's counter, so its first report takes number 1
-    without creating it (`take_number` still copes if it is missing), and
-    its queues' version (the triggers still cope if it is missing)."""
+    without creating it (`take_number` still copes if it is missing)."""
     created.request.dbsession.add(IncidentCounter(organization_id=created.organization.id, last_number=0))
-    created.request.dbsession.add(QueueVersion(organization_id=created.organization.id, version=0))
 
 
 def take_number(dbsession: Session, organization_id: int) -> int:

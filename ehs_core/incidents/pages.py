@@ -17,12 +17,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 import colander
-from markupsafe import Markup
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.i18n import TranslationStringFactory
 from pyramid.request import Request
-from pyramid_jinja2 import IJinja2Environment
 
 from ehs_core import refdata
 from ehs_core.attachments import storage, thumbnails
@@ -162,29 +160,12 @@ def filter_options(request: Request) -> dict[str, Any]:
     return {"sites": [(str(s["id"]), s["name"]) for s in sites], "areas": areas}
 
 
-def filters_form(request: Request) -> Markup:
-    """The list's filter form, rendered once per worker for each set of
-    chosen filters (and the sites and areas: `ehs_core.refdata`) when no
-    text is searched; the form of a text search (its words shown in the
-    field) is rendered each time. Its hundred site and area options were a
-    third of the list page's rendering."""
-    selected = {key: request.GET.getall(key) for key in LIST_FILTERS}
-    q = request.GET.get("q", "")
-    sort = request.GET.get("sort", "")
-
-    def render(_request: Request) -> Markup:
-        environment = request.registry.queryUtility(IJinja2Environment, name=".html")
-        options = refdata.cached(request, "incident_list_filters", filter_options)
-        html = environment.get_template("incidents/filters.html").render(
-            request=request, q=q, selected=selected, types=list(IncidentType), severities=list(Severity),
-            statuses=list(Status), filter_options=options, sort=sort)
-        return Markup(html)  # noqa: S704 (an autoescaping template's output)
-
-    if q:
-        return render(request)
-    key = ("incident_list_filter_form", request.locale_name, sort,
-           tuple((k, tuple(v)) for k, v in selected.items() if v))
-    return refdata.cached(request, key, render)
+def filters_values(request: Request) -> dict[str, Any]:
+    """What the list's filter form shows: the choices made and every option
+    (the sites' and areas' kept with the reference data, `ehs_core.refdata`)."""
+    return {"types": list(IncidentType), "severities": list(Severity), "statuses": list(Status),
+            "filter_options": refdata.cached(request, "incident_list_filters", filter_options),
+            "sort": request.GET.get("sort", "")}
 
 
 def list_query_params(request: Request) -> dict[str, Any]:
@@ -250,7 +231,7 @@ def incident_list_page(request: Request) -> Any:
     if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
         request.override_renderer = "incidents/results.html"
         return incident_list(request)
-    return incident_list(request) | {"filters_form": filters_form(request)}
+    return incident_list(request) | filters_values(request)
 
 
 def go_to_incident(request: Request) -> HTTPFound:

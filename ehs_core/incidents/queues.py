@@ -9,15 +9,14 @@ import datetime as dt
 import functools
 from dataclasses import dataclass, field
 
-from sqlalchemy import Integer, bindparam, case, event, func, or_, select
+from sqlalchemy import Integer, bindparam, case, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.actions.services import open_actions_count
 from ehs_core.db import constant, count_up_to
-from ehs_core.incidents.models import Incident, QueueVersion, Severity, Status
-from ehs_core.incidents.numbering import commits_for_real
+from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.security import Identity, Role, role_at_least
 
@@ -144,38 +143,3 @@ def _waiting_count(supervisor: bool, safety_manager: bool, up_to: int | None) ->
     return select(case((first.c.n >= constant(up_to), first.c.n), else_=first.c.n + rest)).scalar_subquery()
 
 
-# --- the queues' version ---------------------------------------------------------------
-# `QueueVersion.version` moves, in the transaction of the change,
-# whenever an incident is filed or removed or its status or investigation
-# lead changes, and whenever a corrective action is added, removed,
-# reassigned or moves on (migration 0016_queues_version): so whatever the
-# queues count, for anyone in the organization, is the same while it stands.
-# The menu keeps each person's counts by it (`ehs_core.ui.directives`).
-
-# PostgreSQL's deferred triggers that move it in COMMIT.
-VERSION_TRIGGERS = ("incidents_queues_added_removed", "incidents_queues_updated",
-                    "corrective_actions_queues_added_removed", "corrective_actions_queues_updated")
-
-
-@functools.cache
-def queues_version() -> ColumnElement[int]:
-    """The version of the organization named by the bound parameter
-    `organization`, as a scalar subquery (None without its row)."""
-    return select(QueueVersion.version).where(
-        QueueVersion.organization_id == bindparam("organization", type_=Integer)).scalar_subquery()
-
-
-@event.listens_for(Session, "before_commit")
-def _move_as_commit_would(dbsession: Session) -> None:
-    """A session that commits a savepoint of a transaction it joined (each
-    request of the test suite, on PostgreSQL) runs the version's deferred
-    triggers now, as COMMIT would, so that what a request changed moves
-    the version for the next. Sent on the DBAPI cursor: in production no
-    request sends it (COMMIT does this)."""
-    if (not dbsession.in_transaction() or dbsession.get_bind().dialect.name != "postgresql"
-            or commits_for_real(dbsession)):
-        return
-    names = ", ".join(VERSION_TRIGGERS)
-    with dbsession.connection().connection.cursor() as cursor:
-        cursor.execute(f"SET CONSTRAINTS {names} IMMEDIATE")
-        cursor.execute(f"SET CONSTRAINTS {names} DEFERRED")
