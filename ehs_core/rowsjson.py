@@ -2,10 +2,9 @@
 an incident (its investigation, causes, actions, files; a plugin's parts)
 comes back as columns of a single statement rather than a statement each.
 
-A statement costs a signed-in request far more in the driver and the ORM
-(building it, its result, the column descriptions, loading objects: about
-0.3 ms each) than in PostgreSQL, so the detail's six sections were most of
-its time. `json_rows(...)` is `json_agg(json_build_array(...))` on
+A statement costs a request more in the driver and the ORM than in the
+database, so an incident's sections are read with it rather than each on
+its own. `json_rows(...)` is `json_agg(json_build_array(...))` on
 PostgreSQL and `json_group_array(json_array(...))` on SQLite, as JSON
 text on both; `decode`
 turns the answer back into plain rows with the column's Python types, so

@@ -62,8 +62,8 @@ def draw(chunks: Iterable[bytes], max_pixels: int) -> bytes:
 
 def _drawn(image: Image.Image) -> bytes:
     try:
-        # A JPEG is decoded at the smallest scale that still covers SIZE
-        # (an eighth of a 12-megapixel photo): a tenth of the work.
+        # A JPEG is decoded at the smallest scale that still covers SIZE,
+        # so a phone's full-size photo does not hold a worker for long.
         image.draft("RGB", (SIZE, SIZE))
         image = ImageOps.exif_transpose(image)
         image.thumbnail((SIZE, SIZE), Image.Resampling.LANCZOS)

@@ -35,10 +35,10 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # and a role change take effect on the very next request in every worker
 # process. (The caches of reference data are keyed by the organization's
 # `reference_version`, read here too: `ehs_core.refdata`.)
-# (Each column read costs the floor ~1.4% of its CPU, so what no request
-# needs is left out: the password hash, loaded when a password change reads
-# it; the user's creation time, loaded if anything reads it; the session's
-# id, its activity being recorded by the token's hash, its other unique key.)
+# What no request needs is left out: the password hash (loaded when a
+# password change reads it; ASVS V2.4: a secret read only where it is used),
+# the user's creation time, and the session's id (its activity is recorded
+# by the token's hash, its other unique key).
 USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active)
 # Built once (building a select costs more than running this one), and run
 # on the DBAPI cursor (`PlainRead`: SQLAlchemy's execution was most of the
