@@ -2,7 +2,8 @@
 picker with the previous period beside each figure, and charts drawn on the
 server (trend, type and severity, site and area, root causes, the
 weekday-by-hour heatmap in each site's zone, actions on time or late, and
-injury rates for those who may see them), each with its numbers in a table.
+injury rates and the injured people per part of the body for those who may
+see them), each with its numbers in a table.
 A bar opens the incident list with that bar's filter. The figures are the
 API's (`views.analytics_answer`, `stats.overview`): the same rules decide
 who sees what."""
@@ -138,6 +139,10 @@ def dashboard(request: Request) -> dict[str, Any]:
     actions = data["actions"]
     action_items = [(t("On time"), actions["onTime"], None), (t("Late"), actions["late"], None),
                     (t("Not yet due"), actions["pending"], None)]
+    # Injured or ill people per part of the body (record keepers only: the
+    # answer has `byBodyPart` only for them, see stats.by_body_part).
+    body_items = [(part["title"] or t("Not coded yet"), part["count"], None)
+                  for part in data.get("byBodyPart", [])]
     heat = data["heatmap"]["counts"]
     busiest = max(((d, h, c) for d, day in enumerate(heat) for h, c in enumerate(day)),
                   key=lambda cell: cell[2], default=None)
@@ -148,6 +153,7 @@ def dashboard(request: Request) -> dict[str, Any]:
             "grid": grid, "places": charts.hbars(place_items, label_width=260), "place_items": place_items,
             "causes": charts.hbars(cause_items), "cause_items": cause_items,
             "actions_chart": charts.hbars(action_items, label_width=120), "action_items": action_items,
+            "body_chart": charts.hbars(body_items, label_width=260), "body_items": body_items,
             "heat": charts.heatmap(heat), "busiest": busiest if busiest and busiest[2] else None,
             "list_link": lambda **extra: list_link(request, filters, **extra)}
 

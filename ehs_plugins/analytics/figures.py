@@ -18,6 +18,7 @@ from typing import Any
 
 from pyramid.config import Configurator
 from pyramid.registry import Registry
+from pyramid.request import Request
 from sqlalchemy import Select
 
 from ehs_core.directives import register_once
@@ -43,18 +44,28 @@ class InjuryFigures:
     organization's cases (of `site_id`) in whole months of their site's
     calendar.
     `changed_by`: the event classes published when an incident's cases
-    change (each with the `incident`)."""
+    change (each with the `incident`).
+    `body_parts()` (optional): a query of every injured or ill person's case,
+    one row each, with the columns `incident_id` and `code` (the part of the
+    body affected as a code, NULL when not coded yet); `body_part_titles(request)`
+    names the codes in the caller's language, in the order they are listed
+    (issue #39 item 5: analytics count injuries by body part)."""
 
     cases: Callable[[], Select]
     rates: Callable[..., dict[str, Any]]
     changed_by: tuple[type, ...] = ()
+    body_parts: Callable[[], Select] | None = None
+    body_part_titles: Callable[[Request], dict[str, str]] | None = None
 
 
 def add_injury_figures(config: Configurator, *, cases: Callable[[], Select],
-                       rates: Callable[..., dict[str, Any]], changed_by: tuple[type, ...] = ()) -> None:
+                       rates: Callable[..., dict[str, Any]], changed_by: tuple[type, ...] = (),
+                       body_parts: Callable[[], Select] | None = None,
+                       body_part_titles: Callable[[Request], dict[str, str]] | None = None) -> None:
     """Directive: the one provider of injury figures (see InjuryFigures; a
     second provider conflicts at start-up)."""
-    figures = InjuryFigures(config.maybe_dotted(cases), config.maybe_dotted(rates), tuple(changed_by))
+    figures = InjuryFigures(config.maybe_dotted(cases), config.maybe_dotted(rates), tuple(changed_by),
+                            config.maybe_dotted(body_parts), config.maybe_dotted(body_part_titles))
 
     def register() -> None:
         config.registry[KEY] = figures

@@ -235,6 +235,19 @@ class Rows:
             *self.period(start, end))).one()
         return int(recordable), int(days_away)
 
+    def body_parts(self, figures: InjuryFigures, start: dt.datetime,
+                   end: dt.datetime) -> list[tuple[str | None, int]]:
+        """(code, injured or ill people) of the visible incidents of the
+        period, per part of the body (None: not coded). Read from the rows
+        for every caller: cases are few beside incidents, and the tallies
+        keep no body part."""
+        assert figures.body_parts is not None
+        found = figures.body_parts().subquery()
+        return [(code, int(count)) for code, count in self.db.execute(self.scoped(
+            select(found.c.code, func.count()).select_from(found)
+            .join(Incident, Incident.id == found.c.incident_id).group_by(found.c.code),
+            *self.period(start, end)))]
+
     def case_counts(self, figures: InjuryFigures,
                     windows: list[tuple[Month, Month]]) -> list[tuple[int, int, int]]:
         """(recordable, DART, lost-time cases) of the organization's
@@ -792,6 +805,20 @@ def period_figures(request: Request, source: Rows, first: dt.date, after: dt.dat
     return figures, places
 
 
+def by_body_part(request: Request, source: Rows, injuries: InjuryFigures, start: dt.datetime,
+                 end: dt.datetime) -> list[dict[str, Any]]:
+    """Injured or ill people of the period per part of the body, the most
+    first (ties in the provider's order, the uncoded last): injury-record
+    data, so only for those who keep the records (29 CFR 1904.29(b)(6)-(10),
+    as `recordableCases`)."""
+    titles = injuries.body_part_titles(request) if injuries.body_part_titles is not None else {}
+    rank = {code: i for i, code in enumerate(titles)}
+    counts = source.body_parts(injuries, start, end)
+    counts.sort(key=lambda item: (-item[1], item[0] is None, rank.get(item[0], len(rank)), item[0] or ""))
+    return [{"code": code, "title": titles.get(code, code) if code is not None else None, "count": count}
+            for code, count in counts]
+
+
 LEADING = ("reported", "nearMisses", "hazards", "actionsClosedOnTimeRate", "averageDaysToClose")
 LAGGING = ("injuries", "illnesses", "recordableCases", "daysAway")
 
@@ -862,6 +889,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
         "actions": {"onTime": current["actionsOnTime"], "late": current["actionsLate"],
                     "pending": current["actionsPending"]},
     }
+    if injuries is not None and show_cases and injuries.body_parts is not None:
+        body["byBodyPart"] = by_body_part(request, source, injuries, start, end)
     if injuries is not None and show_rates:
         # Rates are of the site (or all sites), whatever the type filter.
         body["rates"] = injuries.rates(

@@ -88,13 +88,15 @@ def web_address(text: str) -> str:
 
 
 def offer_injury_figures(config: Configurator) -> None:
+    from ehs_plugins.osha.bodyparts import coded_cases, titles
     from ehs_plugins.osha.events import CaseChanged
     from ehs_plugins.osha.rates import rates, recordable_cases
 
     directive = getattr(config, "add_injury_figures", None)
     if directive is None:
         return  # the analytics plugin is not enabled
-    directive(cases=recordable_cases, rates=rates, changed_by=(CaseChanged,))
+    directive(cases=recordable_cases, rates=rates, changed_by=(CaseChanged,),
+              body_parts=coded_cases, body_part_titles=titles)
 
 
 def seed(ctx: Any) -> dict[str, int]:
@@ -114,7 +116,9 @@ def seed(ctx: Any) -> dict[str, int]:
     jobs = ("Machine operator", "Forklift driver", "Assembler", "Maintenance technician",
             "Warehouse associate", "Welder", "Packer", "Lab technician")
     natures = ("Laceration", "Strain", "Contusion", "Fracture", "Burn", "Dermatitis", "Sprain")
-    parts = ("Left hand", "Right hand", "Lower back", "Right eye", "Left knee", "Shoulder", "Forearm")
+    # The words on the forms and their OIICS 2.01 part-of-body code (`bodyparts`).
+    parts = (("Left hand", "44"), ("Right hand", "44"), ("Lower back", "32"), ("Right eye", "12"),
+             ("Left knee", "52"), ("Shoulder", "41"), ("Forearm", "42"))
     objects = ("Box cutter", "Pallet", "Press tooling", "Wet floor", "Solvent", "Hot pipe", "Metal sheet")
     illnesses = ("skin_disorder", "respiratory_condition", "poisoning", "hearing_loss", "other_illness")
     cases = []
@@ -149,7 +153,9 @@ def seed(ctx: Any) -> dict[str, int]:
                 amputation=severe and rng.random() < 0.02, loss_of_eye=False,
                 reported_to_osha_at=None,
                 job_title=rng.choice(jobs), nature_of_injury=rng.choice(natures),
-                body_part=rng.choice(parts), object_substance=rng.choice(objects) if complete else None,
+                # Drawn where the words alone were, so a seed gives the same cases.
+                body_part=(part := rng.choice(parts))[0], body_part_code=part[1],
+                object_substance=rng.choice(objects) if complete else None,
                 activity_before="Routine work at the station", what_happened=incident.title,
                 date_of_birth=born, date_of_hire=dt.date(rng.randrange(2005, local.year + 1), 1, 15)
                 if complete else None, sex=rng.choice("MF"),

@@ -12,7 +12,7 @@ from babel.dates import format_datetime
 from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.serialize import iso
-from ehs_plugins.osha import dates, days, deadlines
+from ehs_plugins.osha import bodyparts, dates, days, deadlines
 from ehs_plugins.osha.models import InjuryCase
 from ehs_plugins.osha.recordability import COVERED, Answers, Outcome, classify
 from ehs_plugins.osha.schemas import CASE_FIELDS
@@ -172,7 +172,8 @@ def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
     required = ["jobTitle", "employeeAddress", "dateOfBirth", "dateOfHire", "sex", "timeStartedWork",
                 "activityBefore", "whatHappened", "natureOfInjury", "bodyPart", "objectSubstance",
                 "treatedInEmergencyRoom"]
-    missing = [name for name in required if getattr(case, CASE_FIELDS[name][0]) in (None, "")]
+    missing = [name for name in required if getattr(case, CASE_FIELDS[name][0]) in (None, "")
+               and not (name == "bodyPart" and bodyparts.words(case))]
     if case.effective_case_type is None:
         missing.append("caseType")
     if case.died and case.date_of_death is None:
@@ -233,7 +234,8 @@ def form_301_json(case: InjuryCase | LoggedCase, incident: Incident | LoggedInci
                  "timeOfEvent": None if case.time_unknown else occurred.strftime("%H:%M"),
                  "timeUnknown": bool(case.time_unknown), "activityBefore": case.activity_before,
                  "whatHappened": case.what_happened, "injuryOrIllness": case.nature_of_injury,
-                 "bodyPart": case.body_part, "objectOrSubstance": case.object_substance,
+                 "bodyPart": bodyparts.words(case), "bodyPartCode": getattr(case, "body_part_code", None),
+                 "objectOrSubstance": case.object_substance,
                  "dateOfDeath": _date(case.date_of_death)},
         "recordable": case.recordable, "outcome": case.outcome, "caseType": case.effective_case_type,
         "privacyCase": case.effective_privacy,

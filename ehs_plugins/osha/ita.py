@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ehs_core.incidents.export import safe_cell
+from ehs_plugins.osha import bodyparts
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident
 from ehs_plugins.osha.deidentify import without_name
 from ehs_plugins.osha.log import SiteYear
@@ -77,7 +78,7 @@ def case_texts(case: LoggedCase) -> tuple[str | None, ...]:
     """The free texts of a case's row as stored, before `text` and the
     removal of the name: job title, location, description and the four
     narratives (the CASE_TEXT columns after the establishment's name)."""
-    injury = "; ".join([p for p in (case.nature_of_injury, case.body_part) if p])
+    injury = "; ".join([p for p in (case.nature_of_injury, bodyparts.words(case)) if p])
     return (case.job_title, case.where, case.description, case.activity_before, case.what_happened, injury,
             case.object_substance)
 

@@ -20,7 +20,7 @@ from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import site_choices
 from ehs_core.sites.zones import site_zone
-from ehs_plugins.osha import days
+from ehs_plugins.osha import bodyparts, days
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, case_number
 from ehs_plugins.osha.deidentify import name_parts, remove_name
 from ehs_plugins.osha.models import InjuryCase, SiteHours
@@ -118,7 +118,8 @@ CASE_COLUMNS = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase)
 # What the 300 Log, the ITA case file and its checks read of a case (not the
 # answers behind the decision, the address, physician or facility): half the
 # columns, and the narratives' bytes are most of what the database sends.
-LOG_FIELDS = ("id", "sequence", "name", "job_title", "nature_of_injury", "body_part", "object_substance",
+LOG_FIELDS = ("id", "sequence", "name", "job_title", "nature_of_injury", "body_part", "body_part_code",
+              "object_substance",
               "activity_before", "what_happened", "outcome", "days_away", "days_restricted",
               "effective_case_type", "effective_privacy", "date_of_death", "date_of_birth", "date_of_hire",
               "sex", "treated_in_emergency_room", "inpatient_hospitalization", "time_started_work",
@@ -203,7 +204,7 @@ def load_months(dbsession: Session, registry: Registry, sites: list[Site], year:
 def column_f(case: LoggedCase, incident: LoggedIncident) -> str:
     """300 Log column F: injury or illness, parts of body affected, and the
     object or substance that hurt the person."""
-    parts = "; ".join([p for p in (case.nature_of_injury, case.body_part, case.object_substance) if p])
+    parts = "; ".join([p for p in (case.nature_of_injury, bodyparts.words(case), case.object_substance) if p])
     return parts or incident.title
 
 

@@ -58,6 +58,9 @@ class InjuryCase(Base):
     job_title: Mapped[str | None] = mapped_column(String(100), nullable=True)
     nature_of_injury: Mapped[str | None] = mapped_column(Text, nullable=True)
     body_part: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # The part of body as an OIICS 2.01 code (`bodyparts`); `body_part` holds
+    # the words the forms print, prefilled from the code's title, editable.
+    body_part_code: Mapped[str | None] = mapped_column(String(4), nullable=True)
     object_substance: Mapped[str | None] = mapped_column(Text, nullable=True)
     activity_before: Mapped[str | None] = mapped_column(Text, nullable=True)
     what_happened: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -7,6 +7,7 @@ from typing import Any
 import colander
 
 from ehs_core.schemas import Bool, Choice, Date, DateTime, Int, Number, Str, drop, field, text
+from ehs_plugins.osha.bodyparts import BodyPartCode
 from ehs_plugins.osha.recordability import MAX_DAYS, CaseType, EmploymentType, SpecialCase
 
 
@@ -69,6 +70,8 @@ CASE_FIELDS: dict[str, tuple[str, colander.SchemaType, Any]] = {
     "jobTitle": ("job_title", Str(nullable=True, max_length=100), colander.Length(max=100)),
     "natureOfInjury": ("nature_of_injury", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
     "bodyPart": ("body_part", Str(nullable=True, max_length=200), colander.Length(max=200)),
+    # Form 301 item 16 as a code (OIICS 2.01, `bodyparts`): prefills bodyPart.
+    "bodyPartCode": ("body_part_code", BodyPartCode(nullable=True), None),
     "objectSubstance": ("object_substance", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
     "activityBefore": ("activity_before", Str(nullable=True, max_length=2000), colander.Length(max=2000)),
     "whatHappened": ("what_happened", Str(nullable=True, max_length=5000), colander.Length(max=5000)),

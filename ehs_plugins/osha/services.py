@@ -20,7 +20,7 @@ from ehs_core.incidents.models import Incident
 from ehs_core.rowsjson import DATE, FLAG, INSTANT, decoder, json_rows
 from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import site_zone
-from ehs_plugins.osha import dates, days
+from ehs_plugins.osha import bodyparts, dates, days
 from ehs_plugins.osha.cases import LoggedCase, recalculate
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.models import InjuryCase, RemovedCase
@@ -229,6 +229,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
     if user is not None:
         data.setdefault("preparerName", user.name)
     data.setdefault("preparedAt", utcnow().astimezone(zone).date())
+    bodyparts.prefill(request, case, data)
     apply_answers(case, data, incident, zone)
     request.dbsession.add(case)
     request.dbsession.flush()
@@ -241,6 +242,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
 def update_case(request: Request, case: InjuryCase, incident: Incident, data: dict[str, Any]) -> InjuryCase:
     """Change a case's answers; the decision is recalculated."""
     before = decision(case)
+    bodyparts.prefill(request, case, data)
     apply_answers(case, data, incident, zone_of(request, incident))
     forget_read(request)
     publish(request, CaseChanged(request, case=case, incident=incident, change="updated", before=before,

@@ -21,7 +21,7 @@ from ehs_core.sites.models import Site
 from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.ui.paths import path_maker, route_path
-from ehs_plugins.osha import days, services
+from ehs_plugins.osha import bodyparts, days, services
 from ehs_plugins.osha.cases import (
     LoggedCase,
     answers,
@@ -50,7 +50,8 @@ FORM = {
     "dateOfBirth": OPTIONAL_TEXT, "dateOfHire": OPTIONAL_TEXT, "sex": OPTIONAL_TEXT,
     "physicianName": OPTIONAL_TEXT, "treatmentFacility": OPTIONAL_TEXT, "treatedInEmergencyRoom": TRI_STATE,
     "timeStartedWork": OPTIONAL_TEXT, "activityBefore": OPTIONAL_TEXT, "whatHappened": OPTIONAL_TEXT,
-    "natureOfInjury": OPTIONAL_TEXT, "bodyPart": OPTIONAL_TEXT, "objectSubstance": OPTIONAL_TEXT,
+    "natureOfInjury": OPTIONAL_TEXT, "bodyPart": OPTIONAL_TEXT, "bodyPartCode": OPTIONAL_TEXT,
+    "objectSubstance": OPTIONAL_TEXT,
     "timeUnknown": BOOL, "learnedAt": OPTIONAL_TEXT, "preparerName": OPTIONAL_TEXT,
     "preparerTitle": OPTIONAL_TEXT, "preparerPhone": OPTIONAL_TEXT, "preparedAt": OPTIONAL_TEXT,
 }
@@ -61,6 +62,7 @@ FIELD_LABELS = {
     "dateOfHire": "Date hired", "sex": "Sex", "timeStartedWork": "Time the employee began work",
     "activityBefore": "What the employee was doing just before", "whatHappened": "What happened",
     "natureOfInjury": "The injury or illness", "bodyPart": "Part of the body affected",
+    "bodyPartCode": "Part of the body (OIICS code)",
     "objectSubstance": "Object or substance", "treatedInEmergencyRoom": "Treated in an emergency room",
     "caseType": "Injury or kind of illness (column M)", "dateOfDeath": "Date of death",
     "daysAway": "Days away (column K)", "daysRestricted": "Days restricted (column L)",
@@ -223,6 +225,8 @@ def case_page_values(request: Request, case: InjuryCase, incident: Incident,
             "errors": errors or {}, "summary": case_summary(request, shown or case, incident, zone),
             "employment_types": list(EmploymentType), "special_cases": list(SpecialCase),
             "case_types": list(CaseType), **labels(request), "new_period_rows": NEW_PERIOD_ROWS,
+            "body_groups": bodyparts.grouped(request),
+            "body_titles": {code: bodyparts.title(request, code) for code in bodyparts.CODES},
             "field_labels": {k: request.localizer.translate(v, domain="ehs_osha")
                              for k, v in FIELD_LABELS.items()}}
 
@@ -237,6 +241,7 @@ def save_case(request: Request) -> Any:
     zone = services.zone_of(request, incident)
     try:
         data = case_update_schema(request.registry).deserialize(posted_answers(request, zone))
+        untouched_words(case, data)
         services.apply_answers(draft_of(case), data, incident, zone)  # refused before the case is touched
         services.update_case(request, case, incident, data)
     except (colander.Invalid, DomainError) as exc:
@@ -246,6 +251,14 @@ def save_case(request: Request) -> Any:
         request.tm.doom()  # a refused form changes nothing
         return case_page_values(request, case, incident, shown_values(request), errors_of(exc))
     return HTTPFound(request.route_path("page.osha_case", id=case.id, _query={"notice": "saved"}))
+
+
+def untouched_words(case: InjuryCase, data: dict[str, Any]) -> None:
+    """The form always posts the part of body's words; words left as they
+    were are not an answer of their own, so a new code prefills them as the
+    API does (`bodyparts.prefill`)."""
+    if "bodyPart" in data and (data["bodyPart"] or None) == (case.body_part or None):
+        del data["bodyPart"]
 
 
 def draft_of(case: InjuryCase) -> InjuryCase:
