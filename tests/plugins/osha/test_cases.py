@@ -430,8 +430,8 @@ def test_form_301_contents(manager: Any, incident: dict) -> None:
     assert form["case"] == {
         "dateOfInjury": "2025-03-10", "timeEmployeeBeganWork": "07:30", "timeOfEvent": "09:00",
         "activityBefore": FORM_301["activityBefore"], "whatHappened": FORM_301["whatHappened"],
-        "injuryOrIllness": "Laceration", "bodyPart": "Left index finger", "objectOrSubstance": "Press ram",
-        "dateOfDeath": "2025-03-12", "timeUnknown": False,
+        "injuryOrIllness": "Laceration", "bodyPart": "Left index finger", "bodyPartCode": None,
+        "objectOrSubstance": "Press ram", "dateOfDeath": "2025-03-12", "timeUnknown": False,
     }
     assert form["recordable"] is True
     assert form["outcome"] == "death"
