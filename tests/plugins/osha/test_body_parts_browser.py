@@ -3,7 +3,7 @@ region of the front or back picture chooses that OIICS code in the form's
 select and writes its title as the words on the forms (until they are typed
 over); the keyboard's way is the select itself. axe-core finds no serious or
 critical violation at phone and desktop sizes, and the phone needs no
-sideways scrolling."""
+sideways scrolling; the analytics page's count by body part passes axe too."""
 
 from __future__ import annotations
 
@@ -69,6 +69,11 @@ def test_clicking_the_picture_chooses_the_code_on_a_desktop(live, new_page, case
     page.get_by_text("Saved.").wait_for()
     stored = admin.get(f"/api/osha/incidents/{number}/cases").json[0]
     assert (stored["bodyPartCode"], stored["bodyPart"]) == ("43", "Left index finger")
+    assert_accessible(page)
+    # The analytics page counts the case by its part of the body.
+    page.goto(f"{live.url}/analytics?from=2025-03-01&to=2025-03-31")
+    section = page.get_by_role("region", name="Injuries and illnesses by part of the body")
+    expect(section.get_by_role("row", name="Wrist(s) 1")).to_be_visible()
     assert_accessible(page)
 
 
