@@ -22,10 +22,12 @@ from ehs_core.security import identity_of
 from ehs_core.ui.directives import add_dashboard_card, add_incident_list_tool, add_incident_panel
 from ehs_core.ui.menu import add_nav_item, nav_items
 
-# Pages load only their own scripts, styles and images; nothing may frame them.
+# Pages load only their own scripts, styles, images, web app manifest and
+# service worker (a reporting link's page works offline); nothing may frame them.
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; "
+    "manifest-src 'self'; worker-src 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
     # Not "no-referrer": browsers then send `Origin: null` with a form's
     # POST, which the Origin check must refuse. Other sites get nothing.

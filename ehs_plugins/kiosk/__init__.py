@@ -22,8 +22,13 @@ def includeme(config: Configurator) -> None:
                      factory="ehs_plugins.kiosk.security.KioskRoot")
     config.add_route("kiosk.reports", "/api/kiosk/reports",
                      factory="ehs_plugins.kiosk.security.KioskRoot")
+    # The link's page works offline (offline.py): its worker, one for every
+    # link, is served from /k/ so that it may control a link's page.
+    config.add_route("kiosk.worker", "/k/offline-worker.js")
     config.add_route("kiosk.page", "/k/{token}")
+    config.add_route("kiosk.manifest", "/k/{token}/manifest.webmanifest")
     config.add_static_view("kiosk-static", "ehs_plugins.kiosk:static", cache_max_age=3600)
     config.scan(".views")
+    config.scan(".offline")
     config.include(".pages")
     config.add_translation_dirs("ehs_plugins.kiosk:locale")

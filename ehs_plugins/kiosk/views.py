@@ -192,9 +192,13 @@ def report_page(request: Request) -> Response:
                            None)
         if site_id not in {s["id"] for s in config["sites"]}:
             site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
+        # The installed app starts where this QR code pointed (offline.py).
+        query = {key: str(value) for key, value in (("site", site_id), ("area", area_id))
+                 if value is not None}
         response = render_to_response(TEMPLATES + "report.html", {
             "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
             "sites": config["sites"], "site_id": site_id, "area_id": area_id,
+            "manifest_path": request.route_path("kiosk.manifest", token=token, _query=query),
             "draft_idle_seconds": DRAFT_IDLE_SECONDS}, request=request)
     response.headers.update(KIOSK_HEADERS)
     return response

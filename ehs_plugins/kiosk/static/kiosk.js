@@ -1,6 +1,15 @@
 // Kiosk report page. The typed report is kept until the server confirms
 // it, so a network failure loses nothing; every attempt of one report sends
-// the same clientId, so a retry never files it twice.
+// the same clientId, so a retry never files it twice (the server answers a
+// repeat with the first reference and attaches no photo again).
+// A report sent is first put in the device's outbox (IndexedDB, with its
+// photos and clientId): sent at once when the network works, else it waits
+// there ("Waiting to send") and goes when the network returns (the page
+// tries when it opens, when the browser says it is online, and every 30
+// seconds), then leaves the device as soon as the server confirms it ("Sent
+// as INC-0042"). The outbox is not a draft: nobody can read it back on the
+// page, which shows only how many reports wait. The service worker
+// (offline_worker.js) lets the page open again without a network.
 // A link often runs on a shared tablet: the draft lives in this window only
 // (sessionStorage) and for the idle time the page names (data-idle-seconds)
 // without typing, after which the form is cleared; "Start over" and a sent
@@ -179,6 +188,172 @@
   form.elements.siteId.addEventListener("change", filterAreas);
   form.addEventListener("input", typed);
 
+  // --- the outbox ----------------------------------------------------------------------------
+  var outboxBox = document.getElementById("outbox");
+  var queuedBox = document.getElementById("queued");
+  var doneBox = document.getElementById("done");
+  var RETRY_MS = 30 * 1000;
+  var inFlight = {};   // clientId → true while this page sends it
+  var held = {};       // clientId → true: refused, waits for the form to be free
+  var shownId = null;  // the report whose "Waiting to send" is shown
+  var sentRefs = [];
+
+  var outbox = (function () {
+    var STORE = "reports";
+    function open() {
+      return new Promise(function (resolve, reject) {
+        if (!window.indexedDB) { reject(new Error("no IndexedDB")); return; }
+        var request = indexedDB.open("ehs-kiosk-outbox", 1);
+        request.onupgradeneeded = function () {
+          request.result.createObjectStore(STORE, { keyPath: "clientId" });
+        };
+        request.onsuccess = function () { resolve(request.result); };
+        request.onerror = function () { reject(request.error); };
+      });
+    }
+    function run(mode, work) {
+      return open().then(function (db) {
+        return new Promise(function (resolve, reject) {
+          var tx = db.transaction(STORE, mode);
+          var request = work(tx.objectStore(STORE));
+          tx.oncomplete = function () { db.close(); resolve(request ? request.result : undefined); };
+          tx.onerror = tx.onabort = function () { db.close(); reject(tx.error); };
+        });
+      });
+    }
+    return {
+      put: function (entry) { return run("readwrite", function (store) { return store.put(entry); }); },
+      remove: function (id) { return run("readwrite", function (store) { return store.delete(id); }); },
+      // This link's reports only: another link's token is not this page's to use.
+      all: function () {
+        return run("readonly", function (store) { return store.getAll(); }).then(function (entries) {
+          return (entries || []).filter(function (entry) { return entry.token === token; });
+        });
+      }
+    };
+  })();
+
+  function showOutbox(waiting) {
+    var parts = [];
+    if (waiting) { parts.push(words.waiting.replace("{count}", String(waiting))); }
+    sentRefs.forEach(function (reference) { parts.push(words.sentAs.replace("{reference}", reference)); });
+    outboxBox.textContent = parts.join(" ");
+  }
+  function countOutbox() {
+    return outbox.all().then(function (entries) { showOutbox(entries.length); return entries; },
+                             function () { return []; });
+  }
+
+  // One attempt: {ok, status, data}, or a rejection when the network fails.
+  function post(entry) {
+    var body = new FormData();
+    body.append("report", JSON.stringify(entry.report));
+    entry.files.forEach(function (file) { body.append("files", file.blob, file.name); });
+    return fetch("/api/kiosk/reports", {
+      method: "POST", body: body, credentials: "omit", headers: { "X-Kiosk-Token": token }
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        return { ok: response.ok, status: response.status, data: data };
+      }, function () { return { ok: false, status: response.status, data: {} }; });
+    });
+  }
+  // Worth another try later: no answer, the server (or a proxy before it)
+  // failing, or the link's cap of reports reached.
+  function transient(status) { return status >= 500 || status === 429 || status === 408; }
+
+  function showDone(data) {
+    clearTimeout(idleTimer);
+    form.hidden = true;
+    queuedBox.hidden = true;
+    shownId = null;
+    say("");
+    document.getElementById("reference").textContent = data.reference;
+    var failed = data.failedFiles || [];
+    document.getElementById("failed-files").textContent = failed.length
+      ? words.failedFiles + " " + failed.map(function (f) { return f.name + " (" + f.error + ")"; }).join(", ")
+      : "";
+    doneBox.hidden = false;
+    document.getElementById("done-title").focus();
+  }
+  function showQueued(entry) {
+    clearTimeout(idleTimer);
+    forgetDraft();
+    form.hidden = true;
+    doneBox.hidden = true;
+    shownId = entry.clientId;
+    say("");
+    queuedBox.hidden = false;
+    document.getElementById("queued-title").focus();
+  }
+  function showForm() {
+    queuedBox.hidden = true;
+    doneBox.hidden = true;
+    shownId = null;
+    form.hidden = false;
+  }
+  // A report the server refused for good, back in the form with its errors
+  // (when nobody is typing another one), no longer on the device.
+  function giveBack(entry, result) {
+    if (!form.hidden && form.elements.title.value) { held[entry.clientId] = true; return Promise.resolve(); }
+    return outbox.remove(entry.clientId).then(function () {
+      showForm();
+      startOver("");
+      var report = entry.report;
+      fields.forEach(function (name) {
+        var value = report[name];
+        if (name === "occurredAt" && value) { value = String(value).slice(0, 16); }
+        form.elements[name].value = value === null || value === undefined ? "" : String(value);
+      });
+      filterAreas();
+      try {
+        var transfer = new DataTransfer();
+        entry.files.forEach(function (file) {
+          transfer.items.add(new File([file.blob], file.name, { type: file.blob.type }));
+        });
+        form.elements.photos.files = transfer.files;
+      } catch (e) { /* the photos cannot be put back here */ }
+      typed();
+      var issues = (result.data && result.data.issues) || [];
+      showErrors(issues, words.returned + (issues.length ? "" : " " + (result.data.error || words.refused)));
+    });
+  }
+
+  // Send what waits, one report at a time; stop at the first that cannot go.
+  var flushing = false;
+  function flush() {
+    if (flushing) { return Promise.resolve(); }
+    flushing = true;
+    return countOutbox().then(function (entries) {
+      var next = function (i) {
+        if (i >= entries.length) { return null; }
+        var entry = entries[i];
+        if (inFlight[entry.clientId] || held[entry.clientId]) { return next(i + 1); }
+        return deliver(entry).then(function (gone) { return gone === false ? null : next(i + 1); });
+      };
+      return next(0);
+    }).then(function () { flushing = false; return countOutbox(); },
+            function () { flushing = false; return countOutbox(); });
+  }
+  // Resolves false when the network (or the server) is still unavailable.
+  function deliver(entry) {
+    inFlight[entry.clientId] = true;
+    return post(entry).then(function (result) {
+      delete inFlight[entry.clientId];
+      if (result.ok) {
+        return outbox.remove(entry.clientId).then(function () {
+          sentRefs.push(result.data.reference);
+          if (shownId === entry.clientId) { showDone(result.data); }
+          return true;
+        });
+      }
+      if (transient(result.status)) { return false; }
+      return giveBack(entry, result).then(function () { return true; });
+    }, function () {
+      delete inFlight[entry.clientId];
+      return false;
+    });
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var missing = [];
@@ -190,56 +365,82 @@
     if (missing.length) { showErrors(missing); return; }
     clearErrors();
     var current = saveDraft();
-    var report = {
+    var entry = {
       clientId: current.clientId,
-      title: current.title.trim(),
-      type: current.type,
-      severity: current.severity,
-      occurredAt: withOffset(current.occurredAt),
-      siteId: parseInt(current.siteId, 10),
-      areaId: current.areaId ? parseInt(current.areaId, 10) : null,
-      locationDetail: current.locationDetail || null,
-      description: current.description || null,
-      immediateAction: current.immediateAction || null,
-      reporterName: current.reporterName.trim() || null
+      token: token,
+      queuedAt: Date.now(),
+      report: {
+        clientId: current.clientId,
+        title: current.title.trim(),
+        type: current.type,
+        severity: current.severity,
+        occurredAt: withOffset(current.occurredAt),
+        siteId: parseInt(current.siteId, 10),
+        areaId: current.areaId ? parseInt(current.areaId, 10) : null,
+        locationDetail: current.locationDetail || null,
+        description: current.description || null,
+        immediateAction: current.immediateAction || null,
+        reporterName: current.reporterName.trim() || null
+      },
+      files: Array.prototype.map.call(photos, function (file) { return { name: file.name, blob: file }; })
     };
-    var body = new FormData();
-    body.append("report", JSON.stringify(report));
-    Array.prototype.forEach.call(photos, function (file) { body.append("files", file, file.name); });
     var button = document.getElementById("send");
     button.disabled = true;
     say(words.sending);
-    fetch("/api/kiosk/reports", {
-      method: "POST", body: body, credentials: "omit", headers: { "X-Kiosk-Token": token }
-    }).then(function (response) {
-      return response.json().then(function (data) { return { ok: response.ok, status: response.status, data: data }; });
-    }).then(function (result) {
-      button.disabled = false;
-      if (!result.ok) {
+    // Kept on the device before the first attempt: a page closed while
+    // sending loses nothing either (the repeat files nothing twice).
+    outbox.put(entry).then(function () { return true; }, function () { return false; }).then(function (kept) {
+      inFlight[entry.clientId] = true;
+      return post(entry).then(function (result) {
+        delete inFlight[entry.clientId];
+        button.disabled = false;
+        if (result.ok) {
+          forgetDraft();
+          sentRefs = [];
+          return (kept ? outbox.remove(entry.clientId) : Promise.resolve()).then(function () {
+            showDone(result.data);
+          });
+        }
+        if (kept && transient(result.status) && result.status !== 429) {
+          showQueued(entry);
+          return countOutbox();
+        }
+        if (kept) { outbox.remove(entry.clientId).then(countOutbox, countOutbox); }
         var issues = result.data.issues || [];
         // Issues that name a field stand beside it; a refusal without
         // issues (too many reports, too large) is said in the status line.
         showErrors(issues, issues.length ? "" : (result.data.error || words.refused));
-        return;
-      }
-      clearTimeout(idleTimer);
-      forgetDraft();
-      form.hidden = true;
-      say("");
-      document.getElementById("reference").textContent = result.data.reference;
-      var failed = result.data.failedFiles || [];
-      document.getElementById("failed-files").textContent = failed.length
-        ? words.failedFiles + " " + failed.map(function (f) { return f.name + " (" + f.error + ")"; }).join(", ")
-        : "";
-      document.getElementById("done").hidden = false;
-      document.getElementById("done-title").focus();
-    }).catch(function () {
-      button.disabled = false;
-      say(words.offline, true);
+        return null;
+      }, function () {
+        delete inFlight[entry.clientId];
+        button.disabled = false;
+        if (!kept) { say(words.offline, true); return null; }
+        showQueued(entry);
+        return countOutbox();
+      });
     });
   });
 
   document.getElementById("another").addEventListener("click", function () {
     window.location.reload();
   });
+  document.getElementById("another-queued").addEventListener("click", function () {
+    showForm();
+    startOver("");
+    form.elements.title.focus();
+  });
+
+  window.addEventListener("online", flush);
+  setInterval(flush, RETRY_MS);
+  flush();
+
+  // The page opens again without a network once its worker keeps it.
+  if ("serviceWorker" in navigator) {
+    var ready = function () {
+      if (navigator.serviceWorker.controller) { document.getElementById("offline-ready").hidden = false; }
+    };
+    navigator.serviceWorker.addEventListener("controllerchange", ready);
+    navigator.serviceWorker.register(form.getAttribute("data-worker"), { scope: form.getAttribute("data-scope") })
+      .then(ready, function () { /* the page still works while online */ });
+  }
 })();
