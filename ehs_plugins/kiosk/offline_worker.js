@@ -48,8 +48,11 @@ self.addEventListener("activate", function (event) {
   }).then(function () { return self.clients.claim(); }));
 });
 
-// A link that no longer works keeps nothing on the device.
+// A link that no longer works keeps nothing on the device (and this worker,
+// until the page is closed, answers nothing more from a copy).
+var forgotten = false;
 function forget() {
+  forgotten = true;
   return caches.keys().then(function (names) {
     return Promise.all(names.filter(function (name) { return name.indexOf(PREFIX) === 0; })
       .map(function (name) { return caches.delete(name); }));
@@ -86,7 +89,7 @@ function asset(event) {
 
 self.addEventListener("fetch", function (event) {
   var request = event.request;
-  if (request.method !== "GET") { return; }
+  if (forgotten || request.method !== "GET") { return; }
   var url = new URL(request.url);
   if (url.origin !== self.location.origin) { return; }
   if (request.mode === "navigate" && isPage(request.url)) {

@@ -396,9 +396,9 @@
         button.disabled = false;
         if (result.ok) {
           forgetDraft();
-          sentRefs = [];
           return (kept ? outbox.remove(entry.clientId) : Promise.resolve()).then(function () {
             showDone(result.data);
+            return countOutbox();
           });
         }
         if (kept && transient(result.status) && result.status !== 429) {

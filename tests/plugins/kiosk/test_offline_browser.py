@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,11 +51,17 @@ class Live:
 
     def down(self) -> None:
         self.server.shutdown()
+        self.server.runner.join(10)
 
     def up(self) -> None:
         from webtest.http import StopableWSGIServer
 
-        self.server = StopableWSGIServer.create(self.app, host="127.0.0.1", port=self.port, threads=4)
+        for _ in range(50):  # the old listening socket may take a moment to go
+            try:
+                self.server = StopableWSGIServer.create(self.app, host="127.0.0.1", port=self.port, threads=4)
+                break
+            except OSError:
+                time.sleep(0.2)
         assert self.server.wait(), "the live server did not start again"
 
 
@@ -163,8 +170,8 @@ def test_a_report_with_two_photos_made_offline_is_delivered_once_when_back_onlin
     assert page.locator("#draft-offer").is_hidden()
     assert page.get_by_label("What happened? (short title)").input_value() == ""
     assert "Oil leak" not in page.content()
-    live.up()
     assert counts(live) == (0, 0)  # nothing reached the server
+    live.up()
 
     page.context.set_offline(False)  # the browser's "online": the outbox goes
     expect(page.locator("#outbox")).to_have_text("Sent as INC-0001.", timeout=20_000)
@@ -193,3 +200,80 @@ def test_a_report_with_two_photos_made_offline_is_delivered_once_when_back_onlin
     page.get_by_text("This page also opens without a network").wait_for()
     assert page.locator("#outbox").inner_text() == ""
     assert page.get_by_label("What happened? (short title)").input_value() == ""
+
+
+def open_offline(live: Live, page: Any, token: str) -> None:
+    """The link's page opened once, then the network gone."""
+    page.goto(f"{live.url}/k/{token}")
+    page.get_by_text("This page also opens without a network").wait_for()
+    page.context.set_offline(True)
+    live.down()
+
+
+def test_the_person_who_waits_sees_the_reference_when_it_is_sent(live, new_page):
+    admin = live.admin()
+    site = new_site(admin, "Plant North")
+    link = new_link(admin, "Gate tablet", site_id=site)
+    page = new_page(viewport=PHONE)
+    open_offline(live, page, link["token"])
+    page.get_by_label("What happened? (short title)").fill("Forklift too fast in aisle 3")
+    page.get_by_role("button", name="Send report").click()
+    expect(page.get_by_role("heading", name="Waiting to send")).to_be_focused()
+    assert page.locator("#report").is_hidden()
+    live.up()
+    page.context.set_offline(False)
+    expect(page.locator("#reference")).to_have_text("INC-0001", timeout=20_000)
+    expect(page.get_by_role("heading", name="Thank you")).to_be_focused()
+    assert page.locator("#queued").is_hidden()
+    assert_accessible(page)
+    assert counts(live) == (1, 0)
+
+
+def test_a_waiting_report_the_server_refuses_comes_back_to_the_form(live, new_page):
+    admin = live.admin()
+    north = new_site(admin, "Plant North")
+    south = new_site(admin, "Plant South")
+    link = new_link(admin, "Gate tablet")
+    page = new_page(viewport=PHONE)
+    open_offline(live, page, link["token"])
+    page.get_by_label("What happened? (short title)").fill("Loose railing")
+    page.get_by_label("Site").select_option(str(south))
+    page.get_by_role("button", name="Send report").click()
+    page.get_by_role("heading", name="Waiting to send").wait_for()
+    admin.patch_json(f"/api/sites/{south}", {"archived": True}, status=200)  # meanwhile
+    live.up()
+    page.context.set_offline(False)
+    # Not lost and not sent: back in the form, the error beside its field.
+    page.locator("#siteId-error").wait_for(state="visible", timeout=20_000)
+    expect(page.get_by_text("A report kept on this device was not accepted")).to_be_visible()
+    assert page.get_by_label("What happened? (short title)").input_value() == "Loose railing"
+    assert page.evaluate(OUTBOX) == []
+    assert_accessible(page)
+    page.get_by_label("Site").select_option(str(north))
+    page.get_by_role("button", name="Send report").click()
+    expect(page.locator("#reference")).to_have_text("INC-0001")
+    assert counts(live) == (1, 0)
+
+
+KEPT = """async () => ({
+  caches: (await caches.keys()).filter(name => name.startsWith("ehs-kiosk:")).length,
+  workers: (await navigator.serviceWorker.getRegistrations()).length
+})"""
+
+
+def test_a_revoked_link_keeps_nothing_on_the_device(live, new_page):
+    admin = live.admin()
+    new_site(admin, "Plant North")
+    link = new_link(admin, "Gate tablet")
+    page = new_page(viewport=PHONE)
+    page.goto(f"{live.url}/k/{link['token']}")
+    page.get_by_text("This page also opens without a network").wait_for()
+    assert page.evaluate(KEPT) == {"caches": 1, "workers": 1}
+    admin.patch_json(f"/api/kiosks/{link['id']}", {"revoked": True}, status=200)
+    assert page.reload().status == 404
+    expect(page.get_by_role("heading", name="This reporting link does not work")).to_be_visible()
+    for _ in range(50):
+        if page.evaluate(KEPT) == {"caches": 0, "workers": 0}:
+            break
+        time.sleep(0.1)
+    assert page.evaluate(KEPT) == {"caches": 0, "workers": 0}
