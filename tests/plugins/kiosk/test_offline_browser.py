@@ -143,6 +143,14 @@ def test_a_report_with_two_photos_made_offline_is_delivered_once_when_back_onlin
     page.goto(f"{live.url}/k/{link['token']}")
     # The worker keeps the page: the page says it opens without a network.
     page.get_by_text("This page also opens without a network").wait_for()
+    # Chromium finds nothing that keeps it from installing the page as an
+    # app, but that Playwright's browser context is a private one.
+    cdp = page.context.new_cdp_session(page)
+    errors = cdp.send("Page.getInstallabilityErrors")["installabilityErrors"]
+    assert [error["errorId"] for error in errors if error["errorId"] != "in-incognito"] == []
+    manifest = cdp.send("Page.getAppManifest")
+    assert manifest["errors"] == [] and manifest["url"].startswith(f"{live.url}/k/{link['token']}/")
+    cdp.detach()
     assert_accessible(page)
 
     page.context.set_offline(True)
