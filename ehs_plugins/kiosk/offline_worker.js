@@ -59,6 +59,12 @@ function forget() {
   }).then(function () { return self.registration.unregister(); });
 }
 
+function kept(url) {
+  return caches.open(CACHE).then(function (cache) {
+    return cache.match(url).then(function (hit) { return hit || cache.match(SCOPE); });
+  });
+}
+
 function page(event) {
   var url = withoutHash(event.request.url);
   return fetch(event.request).then(function (response) {
@@ -67,12 +73,12 @@ function page(event) {
       event.waitUntil(caches.open(CACHE).then(function (cache) { return cache.put(url, copy); }));
     } else if (response.status === 404) {
       event.waitUntil(forget());
+    } else if (response.status >= 500) {  // a proxy whose server is away: no network either
+      return kept(url).then(function (hit) { return hit || response; });
     }
     return response;
   }, function () {
-    return caches.open(CACHE).then(function (cache) {
-      return cache.match(url).then(function (hit) { return hit || cache.match(SCOPE); });
-    }).then(function (hit) { return hit || Response.error(); });
+    return kept(url).then(function (hit) { return hit || Response.error(); });
   });
 }
 
