@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ehs_core.attachments.models import Attachment
     from ehs_core.incidents.models import Comment, Incident
     from ehs_core.investigation.models import Investigation, RootCause
+    from ehs_core.people.models import IncidentPerson
     from ehs_core.sites.models import Site
     from ehs_core.users.models import Organization, User
 
@@ -295,6 +296,25 @@ class RootCauseChanged(Event):
     after = AfterRootCauseChanged
     incident_id: int
     root_cause: RootCause
+    change: str
+    changes: dict[str, Any]
+    actor_id: int | None
+
+
+class AfterPersonChanged(AfterCommit):
+    """After-commit twin of PersonChanged."""
+
+
+@dataclass(eq=False)
+class PersonChanged(Event):
+    """Someone involved in an incident was added, changed or removed
+    (`change`: "created", "updated" or "deleted"; people.services). A
+    listener may veto: the OSHA plugin refuses to remove an injured person
+    whose injury case names them."""
+
+    after = AfterPersonChanged
+    incident_id: int
+    person: IncidentPerson
     change: str
     changes: dict[str, Any]
     actor_id: int | None

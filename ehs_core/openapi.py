@@ -74,6 +74,8 @@ def node_schema(node: colander.SchemaNode) -> dict[str, Any]:
             schema["required"] = required
         # Unknown fields are refused (ehs_core.schemas.unknown_fields).
         schema["additionalProperties"] = typ.unknown == "preserve"
+        if getattr(typ, "nullable", False):
+            schema["type"] = ["object", "null"]
         return schema
     if isinstance(typ, colander.Sequence):
         schema = {"type": "array", "items": node_schema(node.children[0])}

@@ -196,6 +196,18 @@ class Choice(JSONType):
             raise colander.Invalid(node, f"Must be one of: {allowed}") from None
 
 
+class NullableMapping(colander.Mapping):
+    """An object that may also be null (a PATCH that clears a nested part,
+    such as a person's statement): null deserializes to None."""
+
+    nullable = True
+
+    def deserialize(self, node: colander.SchemaNode, cstruct: Any) -> Any:
+        if cstruct is None:
+            return None
+        return super().deserialize(node, cstruct)
+
+
 class StrList(JSONType):
     """A list of strings."""
 

@@ -61,6 +61,10 @@ class Permission(StrEnum):
     edit_action = "edit_action"
     verify_actions = "verify_actions"
     delete_attachment = "delete_attachment"
+    # The people involved (ehs_core.people): whoever may see the incident
+    # names people; only supervisors and above remove an entry.
+    record_people = "record_people"
+    remove_people = "remove_people"
 
 
 @dataclass

@@ -19,6 +19,7 @@ from ehs_core.events import (
     IncidentTransitioned,
     IncidentUpdated,
     InvestigationUpdated,
+    PersonChanged,
     RootCauseChanged,
 )
 
@@ -88,3 +89,16 @@ def attachment_removed(event: AttachmentRemoved) -> None:
     audit.record(event.request.dbsession, event.incident_id, "attachment.deleted",
            {"id": {"old": item.id, "new": None}, "filename": {"old": item.filename, "new": None}},
            event.actor_id)
+
+
+@subscriber(PersonChanged)
+def person_changed(event: PersonChanged) -> None:
+    """Entries `person.created|updated|deleted`, read by supervisors and above
+    only (`ehs_core.people.may_read_trail`): they name the people involved."""
+    item = event.person
+    if event.change == "deleted":
+        changes = _id(item.id, None) | event.changes
+    else:
+        changes = event.changes | _id(None if event.change == "created" else item.id, item.id)
+    audit.record(event.request.dbsession, event.incident_id, f"person.{event.change}", changes,
+                 event.actor_id)

@@ -187,7 +187,8 @@ def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
 
 def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:
     body: dict[str, Any] = {"id": case.id, "incidentNumber": incident.number,
-                            "caseNumber": case_number(incident, case), "name": case.name}
+                            "caseNumber": case_number(incident, case), "name": case.name,
+                            "personId": case.person_id}
     for name, (column, _, _) in CASE_FIELDS.items():
         value = getattr(case, column)
         body[name] = iso(value) if isinstance(value, dt.date | dt.datetime) else value

@@ -7,12 +7,14 @@ from __future__ import annotations
 from pyramid.events import subscriber
 from sqlalchemy import select
 
+from ehs_core.errors import Conflict
+from ehs_core.events import PersonChanged
 from ehs_core.mail import send_mail
 from ehs_core.security import Role
 from ehs_core.users.models import User
 from ehs_plugins.osha.cases import case_number, severe_deadline, wall_clock
 from ehs_plugins.osha.events import CaseChanged
-from ehs_plugins.osha.services import zone_of
+from ehs_plugins.osha.services import case_of_person, zone_of
 from ehs_plugins.osha.trail import record_decision
 
 
@@ -46,3 +48,18 @@ def notify_if_newly_severe(event: CaseChanged) -> None:
               number=incident.number, status=status, reasons=", ".join(deadline.reasons),
               due=wall_clock(deadline.due, zone), late=late, hours=deadline.hours,
               past_due=deadline.past_due_when_entered, entered=entered)
+
+
+@subscriber(PersonChanged)
+def keep_the_case_person(event: PersonChanged) -> None:
+    """A case started from an injured person keeps them: removing the
+    person, or saying they were not injured, is refused while the case
+    names them (remove the case first; the veto rolls the request back)."""
+    if event.change == "created":
+        return
+    if event.change == "updated" and "involvement" not in event.changes:
+        return
+    if event.change == "updated" and event.person.involvement == "injured":
+        return
+    if case_of_person(event.request, event.person.id) is not None:
+        raise Conflict(f"{event.person.name} has an injury case: remove the case first")

@@ -34,6 +34,9 @@ class InjuryCase(Base):
     # 1 for the incident's first person (case number INC-0042), 2 for INC-0042-2 …
     sequence: Mapped[int] = mapped_column(SmallInteger)
     name: Mapped[str] = mapped_column(String(200))
+    # The injured person of the incident (ehs_core.people) the case was
+    # started from: one case per injured person (osha_0011).
+    person_id: Mapped[int | None] = mapped_column(Integer, nullable=True, unique=True)
 
     employment_type: Mapped[str] = mapped_column(String(30), default="employee")
     work_related: Mapped[bool | None] = mapped_column(Boolean, nullable=True)

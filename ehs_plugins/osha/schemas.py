@@ -121,7 +121,11 @@ def periods_node() -> colander.SchemaNode:
 
 def case_schema(create: bool) -> colander.SchemaNode:
     schema = colander.SchemaNode(colander.Mapping())
-    schema.add(text(200, min_length=1, name="name", missing=colander.required if create else drop))
+    # A case started from an injured person of the incident (`personId`,
+    # ehs_core.people) takes their name when none is given.
+    schema.add(text(200, min_length=1, name="name", missing=drop))
+    if create:
+        schema.add(field(Int(nullable=True), missing=drop, name="personId"))
     for name, (_, typ, validator) in CASE_FIELDS.items():
         kw = {"validator": validator} if validator is not None else {}
         schema.add(field(typ, missing=drop, name=name, **kw))

@@ -17,14 +17,15 @@ from ehs_core.db import PlainRead, utcnow
 from ehs_core.errors import Conflict, DomainError, Invalid, NotFound
 from ehs_core.events import actor, publish
 from ehs_core.incidents.models import Incident
+from ehs_core.people import services as people
 from ehs_core.rowsjson import DATE, FLAG, INSTANT, decoder, json_rows
 from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.osha import bodyparts, dates, days
-from ehs_plugins.osha.cases import LoggedCase, recalculate
+from ehs_plugins.osha.cases import LoggedCase, case_number, recalculate
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.models import InjuryCase, RemovedCase
-from ehs_plugins.osha.recordability import MAX_DAYS, SpecialCase
+from ehs_plugins.osha.recordability import MAX_DAYS, EmploymentType, SpecialCase
 from ehs_plugins.osha.schemas import CASE_FIELDS
 from ehs_plugins.osha.trail import decision
 
@@ -209,6 +210,14 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
     if incident.type in NO_ONE_HURT:
         raise Conflict(f"A {incident.type.replace('_', ' ')} hurt no one, so it has no injury or "
                        "illness case; change the incident's type first if someone was hurt")
+    person_id = data.pop("personId", None)
+    if person_id is not None:
+        person = injured_person(request, incident, person_id)
+        data.setdefault("name", person.name)
+        if "employmentType" not in data and person.employment_type:
+            data["employmentType"] = PERSON_EMPLOYMENT.get(person.employment_type, EmploymentType.visitor)
+    if "name" not in data:
+        raise Invalid("name", "Required")
     last = request.dbsession.execute(select(func.max(InjuryCase.sequence)).where(
         InjuryCase.incident_id == incident.id)).scalar()
     case = InjuryCase(incident_id=incident.id, sequence=(last or 0) + 1, created_at=utcnow(),
@@ -216,7 +225,7 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
                       restricted_or_transfer=False, days_restricted=0, medical_treatment=False,
                       loss_of_consciousness=False, significant_diagnosis=False, special_case="none",
                       privacy_case=False, inpatient_hospitalization=False, amputation=False,
-                      loss_of_eye=False, time_unknown=False)
+                      loss_of_eye=False, time_unknown=False, person_id=person_id)
     # 1904.8(a): a needlestick or sharps injury is an injury (M1), even on an
     # incident typed as an illness, until the employee develops an illness
     # from it (then caseType is set): the incident's type is no default for it.
@@ -237,6 +246,34 @@ def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[In
     publish(request, CaseChanged(request, case=case, incident=incident, change="created", before=None,
                                  actor_id=actor(request)))
     return case, incident
+
+
+# The core's words for employment (ehs_core.people.schemas.EmploymentType)
+# as a case's: a member of the public is no employee of anyone here.
+PERSON_EMPLOYMENT = {"employee": EmploymentType.employee, "temporary_worker": EmploymentType.temporary_worker,
+                     "contractor": EmploymentType.contractor, "visitor": EmploymentType.visitor,
+                     "public": EmploymentType.visitor}
+
+
+def case_of_person(request: Request, person_id: int) -> InjuryCase | None:
+    return request.dbsession.execute(select(InjuryCase).where(InjuryCase.person_id == person_id)).scalar()
+
+
+def injured_person(request: Request, incident: Incident, person_id: int) -> Any:
+    """The incident's injured person a case is started from: one case per
+    injured person (1904.4(a), each injured or ill employee's case; the
+    Form 301 is per person), so a second is refused (409)."""
+    person = people.person_of(request, incident, person_id)
+    if person is None:
+        raise Invalid("personId", "Not a person named on this incident")
+    if person.involvement != "injured":
+        raise Invalid("personId", "Only an injured person has an injury case")
+    existing = case_of_person(request, person.id)
+    if existing is not None:
+        raise Conflict(f"{person.name} already has an injury case ({case_number(incident, existing)}): "
+                       "one case per injured person",
+                       [{"path": "personId", "message": "This person already has an injury case"}])
+    return person
 
 
 def update_case(request: Request, case: InjuryCase, incident: Incident, data: dict[str, Any]) -> InjuryCase:

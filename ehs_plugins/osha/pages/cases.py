@@ -19,7 +19,16 @@ from ehs_core.incidents.models import Incident
 from ehs_core.security import Permission
 from ehs_core.sites.models import Site
 from ehs_core.ui.directives import panel_read
-from ehs_core.ui.forms import BOOL, INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
+from ehs_core.ui.forms import (
+    BOOL,
+    INT,
+    OPTIONAL_INT,
+    OPTIONAL_TEXT,
+    TEXT,
+    errors_of,
+    json_values,
+    local_to_iso,
+)
 from ehs_core.ui.paths import path_maker, route_path
 from ehs_plugins.osha import bodyparts, days, services
 from ehs_plugins.osha.cases import (
@@ -118,7 +127,7 @@ def cases_panel(request: Request, context: Any) -> dict[str, Any] | None:
 # after the redirect: a key the panel's template turns into the plugin's own
 # words (cases_panel.html). The address names which message, never writes
 # it (anyone can craft one).
-CASE_ERRORS = ("name", "no-one-hurt", "refused")
+CASE_ERRORS = ("name", "no-one-hurt", "person-has-case", "refused")
 
 
 def case_error(request: Request) -> str | None:
@@ -131,7 +140,8 @@ def add_case(request: Request) -> HTTPFound:
     then answered on its own page."""
     number = int(request.matchdict["number"])
     try:
-        data = case_create_schema(request.registry).deserialize(json_values(request.POST, {"name": TEXT}))
+        data = case_create_schema(request.registry).deserialize(
+            json_values(request.POST, {"name": TEXT, "personId": OPTIONAL_INT}))
         case, _ = services.create_case(request, number, data)
     except colander.Invalid:
         return HTTPFound(request.route_path("page.incident", number=number,
@@ -139,7 +149,10 @@ def add_case(request: Request) -> HTTPFound:
     except DomainError as exc:
         if exc.status == 404:
             raise
-        error = "no-one-hurt" if exc.status == 409 else "refused"  # create_case's only Conflict
+        if exc.status == 409:  # hurt no one, or the person already has their case
+            error = "person-has-case" if exc.issues and exc.issues[0]["path"] == "personId" else "no-one-hurt"
+        else:
+            error = "refused"
         return HTTPFound(request.route_path("page.incident", number=number, _query={"case_error": error},
                                             _anchor="panel-osha_cases"))
     return HTTPFound(request.route_path("page.osha_case", id=case.id, _query={"notice": "saved"}))
@@ -283,7 +296,26 @@ def decision_preview(request: Request) -> dict[str, Any]:
     return {**values, "errors": errors, "preview": True}
 
 
+def person_case(request: Request, context: Any, person: Any) -> dict[str, Any] | None:
+    """On the people panel, an injured person's row: "Start an injury case"
+    with their name filled in (the case keeps `personId`: one case per
+    injured person), or the way to the case they have. For safety managers
+    only, on an incident that may have hurt someone."""
+    incident = context.incident
+    if person.involvement != "injured" or incident.type in NO_ONE_HURT or not may_manage(request):
+        return None
+    translate = request.localizer.translate
+    case = services.case_of_person(request, person.id)
+    if case is not None:
+        return {"label": translate("Open the injury case", domain="ehs_osha"),
+                "href": route_path(request, "page.osha_case", id=case.id)}
+    return {"label": translate("Start an injury case", domain="ehs_osha"),
+            "path": route_path(request, "page.osha_case_add", number=incident.number),
+            "fields": {"name": person.name, "personId": person.id}}
+
+
 def includeme(config: Configurator) -> None:
+    config.add_person_action("osha_case", person_case)
     config.add_incident_panel(PANEL, TEMPLATES + "cases_panel.html", cases_panel,
                               permission=Permission.view_incident, order=50, read=services.cases_column)
     config.add_route("page.osha_case_add", r"/incidents/{number:\d{1,9}}/cases", factory=ROOT)
