@@ -15,9 +15,7 @@ import colander
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPFound, HTTPNotFound
 from pyramid.request import Request
-from sqlalchemy import select
 
-from ehs_core.attachments.models import Attachment
 from ehs_core.errors import DomainError
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.incidents.serialize import user_names
@@ -25,8 +23,10 @@ from ehs_core.people import person_actions, services
 from ehs_core.people.models import IncidentPerson
 from ehs_core.people.schemas import EmploymentType, Involvement, PersonSchema, PersonUpdateSchema
 from ehs_core.security import Permission
+from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values
 
+FILES = "people.files"
 PAGE = r"/incidents/{number:\d{1,9}}"
 PERSON = PAGE + r"/people/{person:\d{1,9}}"
 FIELDS = {"name": TEXT, "involvement": TEXT, "employmentType": OPTIONAL_TEXT, "role": OPTIONAL_TEXT,
@@ -62,14 +62,6 @@ def posted(request: Request) -> dict[str, Any]:
     return values
 
 
-def files_of(request: Request, incident: Any) -> list[Attachment]:
-    """The incident's own files (not an action's evidence), for the
-    statement's photo."""
-    return list(request.dbsession.execute(
-        select(Attachment).where(Attachment.incident_id == incident.id, Attachment.action_id.is_(None))
-        .order_by(Attachment.id)).scalars())
-
-
 def labels(request: Request) -> dict[str, Any]:
     translate = request.localizer.translate
     return {"involvement_labels": {k: translate(v) for k, v in INVOLVEMENT_LABELS.items()},
@@ -83,7 +75,7 @@ def panel_values(request: Request, context: IncidentContext, errors: dict[str, s
     """What the panel shows: the people the caller may see, injured first,
     each with what they may do with them."""
     incident = context.incident
-    people = services.list_people(request, incident)
+    people = services.people_read(request, incident, panel_read(context, "people"))
     order = {value: index for index, value in enumerate(Involvement)}
     people.sort(key=lambda p: (order.get(p.involvement, 9), p.id))
     names = user_names(request, {p.created_by_id for p in people})
@@ -97,7 +89,7 @@ def panel_values(request: Request, context: IncidentContext, errors: dict[str, s
              "remove": request.route_path("page.person_remove", number=number, person=p.id)
              if can_remove else None,
              "offers": person_actions(request, context, p)} for p in people]
-    files = files_of(request, incident) if can_record else []
+    files = services.files_read(request, incident, panel_read(context, FILES)) if can_record else []
     return {"people_rows": rows, "people_can_record": can_record, "people_files": files,
             "people_file_names": {f.id: f.filename for f in files},
             "people_add_path": request.route_path("page.people", number=number) if can_record else None,
@@ -154,7 +146,8 @@ def edit_values(request: Request, context: IncidentContext, person: IncidentPers
                   "statementDate": person.statement_date.isoformat() if person.statement_date else "",
                   "statementAttachmentId": person.statement_attachment_id or ""}
     return {"incident": context.incident, "person": person, "people_values": values,
-            "people_errors": errors or {}, "people_files": files_of(request, context.incident),
+            "people_errors": errors or {},
+            "people_files": services.files_read(request, context.incident, (False, None)),
             "action_path": request.route_path("page.person", number=context.incident.number,
                                               person=person.id), **labels(request)}
 
@@ -189,7 +182,11 @@ def remove_person(context: IncidentContext, request: Request) -> Any:
 
 def includeme(config: Configurator) -> None:
     config.add_incident_panel("people", "people/panel.html", people_panel,
-                              permission=Permission.view_incident, order=5, framed=False)
+                              permission=Permission.view_incident, order=5, framed=False,
+                              read=services.people_column)
+    # The files offered as a statement's photo, read with the page too (as a
+    # panel's column, under a name no panel has).
+    config.read_with_detail("ui.panel." + FILES, services.files_column, page_only=True)
     factory = "ehs_core.incidents.resources.incident_factory"
     config.add_route("page.people", PAGE + "/people", factory=factory)
     config.add_route("page.person", PERSON, factory=factory)

@@ -25,10 +25,11 @@ Who sees what (the rule lives here, once):
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import functools
+from typing import Any, NamedTuple
 
 from pyramid.request import Request
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from ehs_core import audit
 from ehs_core.attachments.models import Attachment
@@ -37,6 +38,7 @@ from ehs_core.errors import Invalid
 from ehs_core.events import PersonChanged, actor, publish
 from ehs_core.incidents.models import Incident
 from ehs_core.people.models import IncidentPerson
+from ehs_core.rowsjson import DATE, INSTANT, columns_of, decoder, json_rows
 from ehs_core.security import Identity, Role, role_at_least
 from ehs_core.sites.services import site_timezone
 from ehs_core.zones import site_zone
@@ -54,7 +56,7 @@ def sees_all_people(identity: Identity | None) -> bool:
                 and role_at_least(identity.role, Role.supervisor))
 
 
-def may_see_person(request: Request, person: IncidentPerson) -> bool:
+def may_see_person(request: Request, person: Any) -> bool:
     """An entry is seen by supervisors and above and by its author."""
     identity = request.identity
     if sees_all_people(identity):
@@ -62,7 +64,7 @@ def may_see_person(request: Request, person: IncidentPerson) -> bool:
     return bool(identity and identity.is_user and person.created_by_id == identity.user_id)
 
 
-def may_see_statement(request: Request, person: IncidentPerson) -> bool:
+def may_see_statement(request: Request, person: Any) -> bool:
     """A statement is sensitive (a witness's own account, maybe naming who
     did what): its words are for supervisors and above and the one who
     wrote the entry down."""
@@ -76,6 +78,69 @@ def list_people(request: Request, incident: Any) -> list[IncidentPerson]:
     if not sees_all_people(request.identity):
         query = query.where(IncidentPerson.created_by_id == request.identity.user_id)
     return list(request.dbsession.execute(query.order_by(IncidentPerson.id)).scalars())
+
+
+class PersonRow(NamedTuple):
+    """An entry as the incident page reads it with the incident (its
+    panel's column, `people_column`): the model's attribute names."""
+
+    id: int
+    incident_id: int
+    name: str
+    involvement: str
+    employment_type: str | None
+    role: str | None
+    contact: str | None
+    statement_text: str | None
+    statement_date: dt.date | None
+    statement_attachment_id: int | None
+    created_by_id: int | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class FileRow(NamedTuple):
+    id: int
+    filename: str
+
+
+_people = decoder(PersonRow, statement_date=DATE, created_at=INSTANT, updated_at=INSTANT)
+_files = decoder(FileRow)
+
+
+@functools.cache
+def people_column() -> ColumnElement[Any]:
+    """The incident's people as one JSON value, read with the incident page
+    (the panel's `read`): the page sends no statement of its own for them."""
+    return select(json_rows(*columns_of(PersonRow, IncidentPerson))).where(
+        IncidentPerson.incident_id == Incident.id).scalar_subquery()
+
+
+@functools.cache
+def files_column() -> ColumnElement[Any]:
+    """The incident's own files (not an action's evidence), offered as a
+    statement's photo, read with the incident page."""
+    return select(json_rows(Attachment.id, Attachment.filename)).where(
+        Attachment.incident_id == Incident.id, Attachment.action_id.is_(None)).scalar_subquery()
+
+
+def people_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list[Any]:
+    """The people the caller may see: from the page's read (`read`: (True,
+    the `people_column` value)) on a GET, else `list_people`."""
+    found, value = read
+    if not found or request.method != "GET":
+        return list_people(request, incident)
+    return [row for row in _people(value) if may_see_person(request, row)]
+
+
+def files_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list[Any]:
+    found, value = read
+    if found and request.method == "GET":
+        return _files(value)
+    return list(request.dbsession.execute(
+        select(Attachment.id, Attachment.filename).where(
+            Attachment.incident_id == incident.id, Attachment.action_id.is_(None))
+        .order_by(Attachment.id)).all())
 
 
 def person_of(request: Request, incident: Any, person_id: int) -> IncidentPerson | None:

@@ -305,7 +305,9 @@ def person_case(request: Request, context: Any, person: Any) -> dict[str, Any] |
     if person.involvement != "injured" or incident.type in NO_ONE_HURT or not may_manage(request):
         return None
     translate = request.localizer.translate
-    case = services.case_of_person(request, person.id)
+    # The cases the page read with the incident for the cases panel.
+    cases = services.cases_to_show(request, incident, panel_read(context, PANEL))
+    case = next((c for c in cases if c.person_id == person.id), None)
     if case is not None:
         return {"label": translate("Open the injury case", domain="ehs_osha"),
                 "href": route_path(request, "page.osha_case", id=case.id)}
