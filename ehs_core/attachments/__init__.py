@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, select
 
 from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
@@ -14,6 +14,7 @@ from ehs_core.attachments.storage import MAX_PER_INCIDENT, max_upload_bytes
 from ehs_core.errors import APIError
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
+from ehs_core.people.models import IncidentPerson
 from ehs_core.rowsjson import INSTANT, columns_of, decoder, json_rows
 from ehs_core.serialize import iso
 
@@ -49,19 +50,32 @@ class AttachmentRow(NamedTuple):
     size: int
     uploaded_by_id: int | None
     created_at: Any
+    # Who wrote the entry of the person whose statement this file is the
+    # photo of (0: nobody known), None when it is no statement's photo.
+    statement_by: int | None
 
 
 _decode = decoder(AttachmentRow, created_at=INSTANT)
 
 
+def statement_by_column() -> ColumnElement[Any]:
+    """`AttachmentRow.statement_by`, correlated to the attachment."""
+    return select(func.coalesce(IncidentPerson.created_by_id, 0)).where(
+        IncidentPerson.statement_attachment_id == Attachment.id).limit(1).scalar_subquery()
+
+
 def attachments_column() -> ColumnElement[Any]:
     """The incident's files, read with the incident (a column section)."""
-    return select(json_rows(*columns_of(AttachmentRow, Attachment))).where(
-        Attachment.incident_id == Incident.id).scalar_subquery()
+    columns = columns_of(AttachmentRow, Attachment, statement_by=statement_by_column())
+    return select(json_rows(*columns)).where(Attachment.incident_id == Incident.id).scalar_subquery()
 
 
 def attachments_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
-    return [attachment_json(row) for row in _decode(value)]
+    """The files the caller may see: a witness's statement photo only where
+    the statement may be read (`people.services.may_see_statement_by`)."""
+    from ehs_core.people.services import may_see_statement_by
+
+    return [attachment_json(row) for row in _decode(value) if may_see_statement_by(request, row.statement_by)]
 
 
 def includeme(config: Configurator) -> None:

@@ -26,6 +26,7 @@ from ehs_core.attachments.storage import (
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
+from ehs_core.people.services import statement_file_hidden
 from ehs_core.security import Permission, Role, role_principal
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class AttachmentContext:
 
 def attachment_factory(request: Request) -> AttachmentContext:
     item, incident_context = child_of_incident(request, Attachment)
+    if statement_file_hidden(request, item.id):  # a witness's statement not the caller's to read
+        raise HTTPNotFound()
     return AttachmentContext(incident_context, item)
 
 

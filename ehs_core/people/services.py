@@ -71,6 +71,26 @@ def may_see_statement(request: Request, person: Any) -> bool:
     return may_see_person(request, person)
 
 
+def may_see_statement_by(request: Request, author_id: int | None) -> bool:
+    """May the caller see a file that is the photo of a statement whose
+    entry `author_id` wrote (None: no statement's photo, anyone who sees the
+    incident may)? The same rule as the statement's words."""
+    if author_id is None or sees_all_people(request.identity):
+        return True
+    identity = request.identity
+    return bool(identity and identity.is_user and author_id == identity.user_id)
+
+
+def statement_file_hidden(request: Request, attachment_id: int) -> bool:
+    """Whether a file of the incident is the photo of a statement the caller
+    may not read (its download answers 404, as a missing file)."""
+    if sees_all_people(request.identity):
+        return False
+    authors = request.dbsession.execute(select(IncidentPerson.created_by_id).where(
+        IncidentPerson.statement_attachment_id == attachment_id)).scalars().all()
+    return any(not may_see_statement_by(request, author or 0) for author in authors)
+
+
 def list_people(request: Request, incident: Any) -> list[IncidentPerson]:
     """The people of the incident the caller may see, in the order they
     were named (injured first is the panel's business, not the record's)."""
@@ -102,6 +122,7 @@ class PersonRow(NamedTuple):
 class FileRow(NamedTuple):
     id: int
     filename: str
+    statement_by: int | None  # as `ehs_core.attachments.AttachmentRow`'s
 
 
 _people = decoder(PersonRow, statement_date=DATE, created_at=INSTANT, updated_at=INSTANT)
@@ -120,7 +141,9 @@ def people_column() -> ColumnElement[Any]:
 def files_column() -> ColumnElement[Any]:
     """The incident's own files (not an action's evidence), offered as a
     statement's photo, read with the incident page."""
-    return select(json_rows(Attachment.id, Attachment.filename)).where(
+    from ehs_core.attachments import statement_by_column
+
+    return select(json_rows(Attachment.id, Attachment.filename, statement_by_column())).where(
         Attachment.incident_id == Incident.id, Attachment.action_id.is_(None)).scalar_subquery()
 
 
@@ -134,13 +157,19 @@ def people_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list
 
 
 def files_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list[Any]:
+    """The incident's own files the caller may see, offered as a statement's
+    photo: from the page's read on a GET (`files_column`), else read now."""
+    from ehs_core.attachments import statement_by_column
+
     found, value = read
     if found and request.method == "GET":
-        return _files(value)
-    return list(request.dbsession.execute(
-        select(Attachment.id, Attachment.filename).where(
-            Attachment.incident_id == incident.id, Attachment.action_id.is_(None))
-        .order_by(Attachment.id)).all())
+        rows = _files(value)
+    else:
+        rows = [FileRow(*row) for row in request.dbsession.execute(
+            select(Attachment.id, Attachment.filename, statement_by_column()).where(
+                Attachment.incident_id == incident.id, Attachment.action_id.is_(None))
+            .order_by(Attachment.id)).all()]
+    return [row for row in rows if may_see_statement_by(request, row.statement_by)]
 
 
 def person_of(request: Request, incident: Any, person_id: int) -> IncidentPerson | None:

@@ -204,3 +204,30 @@ def test_each_change_is_audited_for_supervisors_only(admin, make_user, site):
     assert deleted["changes"]["name"] == {"old": "Ivan Injured", "new": None}
     # The trail names people and statements: not on the reporter's timeline.
     assert not [e for e in timeline(reporter, number) if e["action"].startswith("person.")]
+
+
+def test_a_statement_photo_is_hidden_from_whoever_may_not_read_the_statement(admin, make_user, site):
+    reporter = make_user("reporter")
+    supervisor = make_user("supervisor")
+    number = report(reporter, site)["number"]
+    own_photo = upload(reporter, number)
+    their_photo = upload(supervisor, number)
+    add(reporter, number, name="Ivan Injured", involvement="injured",
+        statement={"attachmentId": own_photo["id"]})
+    add(supervisor, number, statement={"attachmentId": their_photo["id"]})
+    plain = upload(supervisor, number)  # a file that is no statement's photo
+
+    def files(browser):
+        return {f["id"] for f in browser.get(f"/api/incidents/{number}").json["attachments"]}
+
+    # The reporter: their own statement's photo and the plain file, not the witness's statement.
+    assert files(reporter) == {own_photo["id"], plain["id"]}
+    reporter.get(f"/api/attachments/{their_photo['id']}", status=404)
+    reporter.get(f"/api/attachments/{their_photo['id']}/preview", status=404)
+    reporter.get(f"/api/attachments/{own_photo['id']}", status=200)
+    page = reporter.get(f"/incidents/{number}")
+    assert f"/api/attachments/{their_photo['id']}" not in page.text
+    assert f'value="{their_photo["id"]}"' not in page.text  # nor offered as a photo of theirs
+    # A supervisor sees every file.
+    assert files(supervisor) == {own_photo["id"], their_photo["id"], plain["id"]}
+    supervisor.get(f"/api/attachments/{their_photo['id']}", status=200)
