@@ -173,7 +173,7 @@ def remove_person(context: IncidentContext, request: Request) -> Any:
     person = person_in(context, request)
     name = person.name
     try:
-        services.remove_person(request, person)
+        services.remove_person(request, context.incident, person)
     except DomainError as exc:
         return _answer(request, context, "people", errors_of(exc), {}, None)
     return _answer(request, context, "people", {}, {},

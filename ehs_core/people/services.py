@@ -34,7 +34,7 @@ from sqlalchemy import ColumnElement, select
 from ehs_core import audit
 from ehs_core.attachments.models import Attachment
 from ehs_core.db import utcnow
-from ehs_core.errors import Invalid
+from ehs_core.errors import Conflict, Invalid
 from ehs_core.events import PersonChanged, actor, publish
 from ehs_core.incidents.models import Incident
 from ehs_core.people.models import IncidentPerson
@@ -220,8 +220,16 @@ def _audited(person: IncidentPerson) -> dict[str, Any]:
     return values
 
 
+def check_open(incident: Any) -> None:
+    """A closed incident's record of who was involved stays as it was closed
+    (as its actions do, `actions.services.create_action`): reopen it first."""
+    if incident.status == "closed":
+        raise Conflict("The incident is closed: reopen it to change the people involved")
+
+
 def add_person(request: Request, incident: Any, data: dict[str, Any]) -> IncidentPerson:
     """Name someone involved; the caller is the entry's author."""
+    check_open(incident)
     now = utcnow()
     person = IncidentPerson(incident_id=incident.id, created_by_id=actor(request), created_at=now,
                             updated_at=now)
@@ -241,6 +249,7 @@ def add_person(request: Request, incident: Any, data: dict[str, Any]) -> Inciden
 def update_person(request: Request, incident: Any, person: IncidentPerson,
                   data: dict[str, Any]) -> IncidentPerson:
     """Change an entry; `statement` replaces the statement whole (null removes it)."""
+    check_open(incident)
     before = _audited(person)
     for key, value in data.items():
         if key in FIELDS:
@@ -257,9 +266,10 @@ def update_person(request: Request, incident: Any, person: IncidentPerson,
     return person
 
 
-def remove_person(request: Request, person: IncidentPerson) -> None:
+def remove_person(request: Request, incident: Any, person: IncidentPerson) -> None:
     """Take an entry out (the audit trail keeps what it said); a listener
     may refuse (an injury case names the person)."""
+    check_open(incident)
     changes = {key: {"old": audit.jsonable(value), "new": None} for key, value in _audited(person).items()
                if value is not None}
     publish(request, PersonChanged(request, incident_id=person.incident_id, person=person, change="deleted",

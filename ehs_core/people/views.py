@@ -71,5 +71,5 @@ def update_person(context: PersonContext, request: Request) -> dict[str, Any]:
 @view_config(route_name="person", request_method="DELETE", permission=Permission.remove_people,
              responses=(204,), summary="Remove an entry (supervisors and above)")
 def delete_person(context: PersonContext, request: Request) -> HTTPNoContent:
-    services.remove_person(request, context.person)
+    services.remove_person(request, context.incident_context.incident, context.person)
     return HTTPNoContent()

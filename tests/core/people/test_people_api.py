@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 
 from tests.core.attachments.samples import PNG
-from tests.core.workflow.support import add_action, entries, new_site, report, timeline
+from tests.core.workflow.support import add_action, bring_to, entries, new_site, report, timeline
 
 
 @pytest.fixture
@@ -231,3 +231,17 @@ def test_a_statement_photo_is_hidden_from_whoever_may_not_read_the_statement(adm
     # A supervisor sees every file.
     assert files(supervisor) == {own_photo["id"], their_photo["id"], plain["id"]}
     supervisor.get(f"/api/attachments/{their_photo['id']}", status=200)
+
+
+def test_a_closed_incidents_people_stay_as_they_were_closed(admin, site):
+    number = report(admin, site)["number"]
+    person = add(admin, number)
+    bring_to(admin, number, "closed")
+    refused = add(admin, number, status=409)
+    assert "reopen" in refused["error"]
+    admin.patch_json(f"/api/people/{person['id']}", {"name": "Changed"}, status=409)
+    admin.delete(f"/api/people/{person['id']}", status=409)
+    assert [p["name"] for p in listed(admin, number)] == ["Wanda Witness"]
+    # The page shows them, with no form.
+    page = admin.get(f"/incidents/{number}")
+    assert "Wanda Witness" in page.text and f"/incidents/{number}/people" not in page.text
