@@ -43,6 +43,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.attachments")
     config.include("ehs_core.people")  # the people involved; add_person_action
     config.include("ehs_core.obligations")  # add_obligation_kind, the queue of what is owed to regulators
+    config.include("ehs_core.followup")  # a report filed without a name: its code and thread
     config.include("ehs_core.webhooks")  # add_webhook_event; signed deliveries of the events above
     config.include("ehs_core.seed")  # add_seeder, for `ehs seed`
     config.include("ehs_core.openapi")  # /api/openapi.json, built from the registrations

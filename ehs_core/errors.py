@@ -28,6 +28,8 @@ from pyramid.view import exception_view_config, forbidden_view_config, notfound_
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from ehs_core.requestlog import loggable_path
+
 log = logging.getLogger(__name__)
 
 
@@ -206,9 +208,10 @@ def not_found(request: Request) -> Response:
 def forbidden(request: Request) -> Response:
     identity = request.identity
     if identity is None or not identity.is_user:
-        log.info("unauthenticated request refused: %s %s", request.method, request.path_info)
+        log.info("unauthenticated request refused: %s %s", request.method, loggable_path(request.path_info))
         return error_response(request, 401, "Authentication required")
-    log.info("access denied: user %s %s %s", identity.user_id, request.method, request.path_info)
+    log.info("access denied: user %s %s %s", identity.user_id, request.method,
+             loggable_path(request.path_info))
     return error_response(request, 403, "You do not have permission to do this")
 
 
@@ -224,7 +227,7 @@ def http_exception(exc: HTTPException, request: Request) -> Response:
 
 @exception_view_config(Exception, retryable_error=False)
 def server_error(exc: Exception, request: Request) -> Response:
-    log.exception("unhandled error on %s %s", request.method, request.path_info)
+    log.exception("unhandled error on %s %s", request.method, loggable_path(request.path_info))
     return error_response(request, 500, "Internal server error")
 
 
@@ -257,7 +260,7 @@ def database_error(exc: Exception, request: Request) -> Response:
         # A connection that died after the work was done (during commit or
         # clean-up) or could not be made at all: the next request may well
         # succeed.
-        log_unreachable(exc, request.method, request.path_info)
+        log_unreachable(exc, request.method, loggable_path(request.path_info))
         return error_response(request, 503, "The service cannot reach its database; please try again "
                               "in a moment", headers={"Retry-After": RETRY_AFTER_OUTAGE})
     return server_error(exc, request)
@@ -266,7 +269,7 @@ def database_error(exc: Exception, request: Request) -> Response:
 @exception_view_config(Exception, retryable_error=True,
                        last_retry_attempt=True)
 def server_error_after_retries(exc: Exception, request: Request) -> Response:
-    log.exception("giving up after retries on %s %s", request.method, request.path_info)
+    log.exception("giving up after retries on %s %s", request.method, loggable_path(request.path_info))
     return error_response(request, 503, "The service is busy; please try again")
 
 
@@ -285,7 +288,7 @@ class LastResortErrors:
         try:
             return self.app(environ, start_response)
         except Exception as exc:
-            method, path = environ.get("REQUEST_METHOD"), environ.get("PATH_INFO")
+            method, path = environ.get("REQUEST_METHOD"), loggable_path(environ.get("PATH_INFO"))
             if database_unreachable(exc):  # a commit or clean-up that lost the database
                 log_unreachable(exc, str(method), str(path))
                 body = b'{"error": "The service cannot reach its database; please try again in a moment"}'

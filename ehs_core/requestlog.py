@@ -49,6 +49,19 @@ def new_request_id() -> str:
 
 access_log = logging.getLogger("ehs.access")
 
+# Paths whose segment after the prefix is a secret: a reporting link's token
+# (/k/<token>) and a report's follow-up code (/f/<code>,
+# /api/follow-up/<code>, issue #39 item 3).
+SECRET_SEGMENT = re.compile(r"^(/k/|/f/|/api/follow-up/)[^/]+")
+
+
+def loggable_path(path: str | None) -> str:
+    """A path as log lines may write it: the secret segment of the paths
+    above becomes `{secret}` (ASVS 4.0 V7.1.1). The access log writes the
+    route's pattern only; the error log lines, which write the path, use
+    this."""
+    return SECRET_SEGMENT.sub(r"\1{secret}", path or "")
+
 
 def request_id_tween_factory(handler: Callable[[Request], Response], registry: Registry) -> Callable:
     def tween(request: Request) -> Response:

@@ -65,6 +65,8 @@ class Permission(StrEnum):
     # names people; only supervisors and above remove an entry.
     record_people = "record_people"
     remove_people = "remove_people"
+    # The follow-up thread of a report filed without a name (supervisor and above).
+    follow_up = "follow_up"
 
 
 @dataclass

@@ -49,6 +49,8 @@ SUMMARIES = {
     "action.updated": _("Corrective action changed"),
     "attachment.created": _("File added"),
     "attachment.deleted": _("File removed"),
+    "follow_up.to_reporter": _("Message to the reporter"),
+    "follow_up.from_reporter": _("Answer from the reporter"),
 }
 # The entries whose changes a summary reads (`summary`).
 MOVED = "incident.transitioned"

@@ -86,6 +86,22 @@ def hit(dbsession: Session, limit: Limit, subject: str) -> dt.timedelta | None:
     return None
 
 
+def waiting(dbsession: Session, limit: Limit, subject: str) -> dt.timedelta | None:
+    """For a limit that counts only failures (`failed`): the time to wait
+    while `subject` has reached it, else None; nothing is counted. Takes the
+    key's lock, so a check and the failure it leads to are one decision."""
+    key = _key(limit, subject)
+    advisory_lock(dbsession, f"ratelimit:{key}")
+    return _wait(dbsession, limit, key)
+
+
+def failed(dbsession: Session, limit: Limit, subject: str) -> None:
+    """Count one failure of `subject` against `limit` (see `waiting`). The
+    caller must let the transaction commit (answer rather than raise)."""
+    dbsession.add(RateLimitHit(key=_key(limit, subject), at=utcnow()))
+    dbsession.flush()
+
+
 def client_address(request: Request) -> str:
     """Who is asking, as far as the server can tell: REMOTE_ADDR only. The
     server runner puts the client's address there when the request came

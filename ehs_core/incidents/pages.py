@@ -34,6 +34,7 @@ from ehs_core.audit.timeline import (
     which_of,
 )
 from ehs_core.errors import DomainError
+from ehs_core.followup.services import issue_code
 from ehs_core.incidents import FACTORY, comments, export, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
@@ -493,11 +494,14 @@ def report(request: Request) -> Any:
                 storage.save_upload(request, incident, item, None if incident.anonymous else user.id)
             except storage.Refused:
                 failed.append(item.filename)
-    if failed:
+    # A report without a name gets its follow-up code, shown on this answer
+    # only (the thanks page a redirect leads to cannot show it again).
+    code = issue_code(request, incident) if created and incident.anonymous else None
+    if failed or code:
         # The files not kept are named by this answer itself: the address
         # must not write what the page says (anyone can craft one).
         request.override_renderer = "incidents/thanks.html"
-        return thanks_values(request, incident) | {"failed": failed}
+        return thanks_values(request, incident) | {"failed": failed, "follow_up_code": code}
     return HTTPFound(request.route_path("page.incident_thanks", _query={"report": incident.client_id}))
 
 
@@ -524,7 +528,7 @@ def thanks(request: Request) -> dict[str, Any]:
 def thanks_values(request: Request, incident: Incident) -> dict[str, Any]:
     visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
     return {"reference": incident.reference, "number": incident.number, "visible": visible,
-            "anonymous": incident.anonymous, "failed": []}
+            "anonymous": incident.anonymous, "failed": [], "follow_up_code": None}
 
 
 def area_picker(request: Request) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from ehs_core.security import Identity, Permission, Role, role_at_least, role_pr
 SUPERVISOR_PERMISSIONS = (
     Permission.view_incident, Permission.update_incident, Permission.comment_incident,
     Permission.upload_attachment, Permission.manage_investigation,
-    Permission.record_people, Permission.remove_people,
+    Permission.record_people, Permission.remove_people, Permission.follow_up,
 )
 # What a reporter may do on an incident they can see.
 VIEWER_PERMISSIONS = (Permission.view_incident, Permission.comment_incident,

@@ -11,6 +11,7 @@ from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.view import view_config
 
+from ehs_core.followup.services import issue_code
 from ehs_core.incidents.comments import add_comment as add_comment_to
 from ehs_core.incidents.comments import list_comments as comments_of
 from ehs_core.incidents.filing import check_user_replay, file_incident, update_incident
@@ -42,7 +43,11 @@ def create(request: Request) -> Any:
         return replay(request, incident, data)
     # Numbered by `file_incident`, in this transaction: the answer carries it.
     request.response.status = 201
-    return incident_json(request, incident, detail=True, fresh=True)
+    answer = incident_json(request, incident, detail=True, fresh=True)
+    if incident.anonymous:
+        # Shown this once: only its hash is kept (`followup.services`).
+        answer["followUpCode"] = issue_code(request, incident)
+    return answer
 
 
 def replay(request: Request, incident: Incident, data: dict[str, Any]) -> dict:

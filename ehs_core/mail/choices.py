@@ -20,6 +20,7 @@ OPTIONAL_MAIL = {
     "lead_named": _("When I am named an incident's investigation lead"),
     "actions_done": _("When every action of an incident I follow is done"),
     "site_serious": _("High and critical reports at my sites (supervisors)"),
+    "follow_up_answer": _("When the reporter of an incident I follow answers its follow-up"),
 }
 
 

@@ -102,6 +102,7 @@ NOTICES = {
     "action-added": "The corrective action was added.",
     "verified": "The actions were verified.",
     "invited": "The invitation was sent.",
+    "follow-up-sent": "Your message was sent.",
 }
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from ehs_core.attachments.storage import Refused, max_upload_bytes, save_upload
 from ehs_core.auth import ratelimit
 from ehs_core.errors import APIError, TooMany, invalid
+from ehs_core.followup import services as followup
 from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id
 from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
@@ -148,7 +149,12 @@ def file_report(request: Request) -> dict[str, Any]:
             failed.append({"name": (upload.filename or "")[:200], "error": exc.message})
     log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
     request.response.status = 201
-    return {"reference": incident.reference, "failedFiles": failed}
+    answer: dict[str, Any] = {"reference": incident.reference, "failedFiles": failed}
+    if incident.anonymous:
+        # A report without a name: the code to follow it up, shown this once
+        # (the core keeps only its hash); a named report gets none.
+        answer["followUpCode"] = followup.issue_code(request, incident)
+    return answer
 
 
 def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str, Any]) -> dict[str, Any]:
