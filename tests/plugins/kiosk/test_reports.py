@@ -67,7 +67,9 @@ def test_a_report_without_a_name_is_anonymous_and_marked_as_from_the_link(admin,
     body = report_body(site, areaId=area, locationDetail="By door 3", description="A puddle of oil",
                        immediateAction="Put up a sign")
     response = file_report(client, token, body, status=201)
-    assert response.json == {"reference": "INC-0001", "failedFiles": []}
+    # The code: tests/plugins/kiosk/test_followup.py.
+    assert response.json == {"reference": "INC-0001", "failedFiles": [],
+                             "followUpCode": response.json["followUpCode"]}
 
     incident = admin.get("/api/incidents/1").json
     assert incident["title"] == "Oil on the floor"
