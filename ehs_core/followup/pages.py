@@ -6,6 +6,7 @@ and above), with a reply form that htmx swaps in place. Each adapts
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import colander
@@ -15,13 +16,17 @@ from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
+from sqlalchemy import ColumnElement, func, select
 
 from ehs_core.errors import DomainError, TooMany
 from ehs_core.followup import services
+from ehs_core.followup.models import FollowUpCode
 from ehs_core.followup.schemas import MessageSchema
+from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_timezone
+from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 
 TEMPLATES = "followup/"
@@ -85,10 +90,20 @@ def reporter_answer(request: Request) -> Response:
 # --- the team's panel ------------------------------------------------------------------------
 
 
+@functools.cache
+def has_code_column() -> ColumnElement[Any]:
+    """Whether the incident has a follow-up code (1 or 0), read with the
+    incident page's one statement: the page of a report with a name (most
+    reports) sends nothing more for this panel."""
+    return (select(func.count()).where(FollowUpCode.incident_id == Incident.id)
+            .correlate(Incident).scalar_subquery())
+
+
 def panel_values(request: Request, context: IncidentContext) -> dict[str, Any] | None:
     """The thread on a report filed without a name; nothing on the others."""
     incident = context.incident
-    if not services.has_follow_up(request, incident.id):
+    read, has_code = panel_read(context, PANEL)
+    if not (has_code if read else services.has_follow_up(request, incident.id)):
         return None
     found = services.team_thread(request, incident)
     zone = site_timezone(request, incident.site_id)
@@ -133,4 +148,4 @@ def includeme(config: Configurator) -> None:
     config.add_view(team_write, route_name="page.incident_follow_up", request_method="POST",
                     renderer="incidents/detail.html", permission=Permission.follow_up)
     config.add_incident_panel(PANEL, TEMPLATES + "panel.html", panel_values, permission=Permission.follow_up,
-                              order=900)
+                              order=900, read=has_code_column)
