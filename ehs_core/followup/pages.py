@@ -7,9 +7,11 @@ and above), with a reply form that htmx swaps in place. Each adapts
 from __future__ import annotations
 
 import functools
+import io
 from typing import Any
 
 import colander
+import segno
 from pyramid.config import Configurator
 from pyramid.httpexceptions import HTTPSeeOther
 from pyramid.renderers import render_to_response
@@ -87,6 +89,25 @@ def reporter_answer(request: Request) -> Response:
                         headers=REPORTER_HEADERS)
 
 
+def qr_svg(request: Request) -> Response:
+    """The reporter's page address as a QR code (segno), so a reporter on a
+    shared tablet takes the code away on their own phone. Checked like the
+    page (a wrong code counts); nothing is cached."""
+    code = request.matchdict["code"]
+    try:
+        services.incident_for_code(request, code)
+    except DomainError as exc:
+        response = Response(status=exc.status, content_type="text/plain", body=b"")
+        response.headers.update(exc.headers)
+        return response
+    out = io.BytesIO()
+    qr = segno.make(services.follow_up_url(request, code), error="m", micro=False)
+    qr.save(out, kind="svg", scale=6, border=4)
+    response = Response(out.getvalue(), content_type="image/svg+xml")
+    response.headers.update({"Cache-Control": "no-store", **REPORTER_HEADERS})
+    return response
+
+
 # --- the team's panel ------------------------------------------------------------------------
 
 
@@ -140,10 +161,13 @@ def includeme(config: Configurator) -> None:
     from ehs_core.incidents.pages import PAGE
 
     config.add_route("page.follow_up", "/f/{code}")
+    config.add_route("page.follow_up_qr", "/f/{code}/qr.svg")
     config.add_route("page.incident_follow_up", PAGE + "/follow-up", factory=FACTORY)
     config.add_view(reporter_page, route_name="page.follow_up", request_method="GET",
                     permission=NO_PERMISSION_REQUIRED)
     config.add_view(reporter_answer, route_name="page.follow_up", request_method="POST",
+                    permission=NO_PERMISSION_REQUIRED)
+    config.add_view(qr_svg, route_name="page.follow_up_qr", request_method="GET",
                     permission=NO_PERMISSION_REQUIRED)
     config.add_view(team_write, route_name="page.incident_follow_up", request_method="POST",
                     renderer="incidents/detail.html", permission=Permission.follow_up)

@@ -83,6 +83,12 @@ def issue_code(request: Request, incident: Incident) -> str:
     return code
 
 
+def follow_up_url(request: Request, code: str) -> str:
+    """The reporter's page on the service's public address (what the
+    answer's link and QR code lead to)."""
+    return f"{request.registry.settings['ehs.public_url']}/f/{code}"
+
+
 def has_follow_up(request: Request, incident_id: int) -> bool:
     """Whether the report was given a code (filed without a name)."""
     return request.dbsession.get(FollowUpCode, incident_id) is not None

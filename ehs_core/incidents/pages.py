@@ -34,7 +34,7 @@ from ehs_core.audit.timeline import (
     which_of,
 )
 from ehs_core.errors import DomainError
-from ehs_core.followup.services import issue_code
+from ehs_core.followup.services import follow_up_url, issue_code
 from ehs_core.incidents import FACTORY, comments, export, filing, listing
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
@@ -501,7 +501,9 @@ def report(request: Request) -> Any:
         # The files not kept are named by this answer itself: the address
         # must not write what the page says (anyone can craft one).
         request.override_renderer = "incidents/thanks.html"
-        return thanks_values(request, incident) | {"failed": failed, "follow_up_code": code}
+        return thanks_values(request, incident) | {
+            "failed": failed, "follow_up_code": code,
+            "follow_up_url": follow_up_url(request, code) if code else None}
     return HTTPFound(request.route_path("page.incident_thanks", _query={"report": incident.client_id}))
 
 

@@ -33,6 +33,9 @@ def test_an_anonymous_reporter_reads_and_answers_the_teams_question_by_code(live
     code = kiosk.locator("#follow-up-code").inner_text()
     assert re.fullmatch(r"[A-Za-z0-9_-]{32}", code)
     expect(kiosk.locator("#follow-up-link")).to_have_attribute("href", f"{live.url}/f/{code}")
+    qr = kiosk.locator("#follow-up-qr")
+    expect(qr).to_have_js_property("complete", True)
+    assert qr.evaluate("img => img.naturalWidth") > 100
     assert_accessible(kiosk)
 
     # The team asks, on the incident page (htmx, in place).

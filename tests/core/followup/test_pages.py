@@ -98,3 +98,39 @@ def test_htmx_gets_the_panel_alone(code, supervisor):
 def test_no_panel_on_a_report_with_a_name(admin, site, supervisor):
     file_report(admin, site)
     assert 'id="panel-follow_up"' not in supervisor.get("/incidents/1").text
+
+
+def test_the_qr_code_holds_the_reporters_page_on_the_public_address(code, new_client, app_settings):
+    browser = new_client()
+    qr = browser.get(f"/f/{code}/qr.svg", status=200)
+    assert qr.content_type == "image/svg+xml" and qr.headers["Cache-Control"] == "no-store"
+    assert qr.body.lstrip().startswith(b"<?xml") or b"<svg" in qr.body[:200]
+    assert segno_text(f"{app_settings['ehs.public_url']}/f/{code}") == qr.body
+    browser.extra_environ["REMOTE_ADDR"] = "203.0.113.77"
+    assert browser.get("/f/" + "Q" * 32 + "/qr.svg", status=404).body == b""
+
+
+def segno_text(url: str) -> bytes:
+    import io
+
+    import segno
+
+    out = io.BytesIO()
+    segno.make(url, error="m", micro=False).save(out, kind="svg", scale=6, border=4)
+    return out.getvalue()
+
+
+def test_the_report_forms_answer_shows_the_code_with_its_address_and_qr_once(admin, site, app_settings):
+    form = form_with(admin.get("/incidents/new"), "/incidents/new")
+    form["type"], form["severity"], form["title"] = "hazard", "medium", "Blocked fire exit"
+    form["siteId"] = str(site)
+    form["anonymous"] = True
+    answer = form.submit(status=200)
+    code = answer.html.select_one("#follow-up-code").get_text()
+    address = f"{app_settings['ehs.public_url']}/f/{code}"
+    assert answer.html.select_one("#follow-up-link").get_text() == address
+    assert answer.html.select_one("img.follow-up-qr")["src"] == f"/f/{code}/qr.svg"
+    admin.get(f"/api/follow-up/{code}", status=200)
+    # The same form sent again (a reload): the report, without the code.
+    again = form.submit(status=302).follow()
+    assert "INC-0001" in again.text and code not in again.text and 'id="follow-up-code"' not in again.text
