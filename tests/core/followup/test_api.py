@@ -177,6 +177,10 @@ def test_the_code_stops_working_when_the_incident_has_been_closed_for_90_days(
     assert supervisor.get(TEAM.format(1)).json["ended"] is True
     refused = supervisor.post_json(TEAM.format(1), {"body": "Still there?"}, status=409)
     assert "90 days" in refused.json["error"]
+    # Reopened (the workflow clears closedAt): the code works again.
+    dbsession.execute(update(Incident).where(Incident.number == 1).values(status="investigation",
+                                                                          closed_at=None))
+    assert client.get(follow_up(code), status=200).json["status"] == "investigation"
 
 
 def test_an_ended_code_is_not_counted_as_a_guess(anonymous, code, new_client, dbsession):
