@@ -272,8 +272,26 @@
     document.getElementById("failed-files").textContent = failed.length
       ? words.failedFiles + " " + failed.map(function (f) { return f.name + " (" + f.error + ")"; }).join(", ")
       : "";
+    showFollowUp(data.followUpCode);
     doneBox.hidden = false;
     document.getElementById("done-title").focus();
+  }
+  // A report without a name: its follow-up code, shown this once (the
+  // service keeps only a hash of it), with the page that uses it and that
+  // page's QR code. Only on the report's own thanks screen: a report the
+  // outbox sends after its screen was left shows only its reference (the
+  // next person at a shared tablet must not get someone else's code).
+  function showFollowUp(code) {
+    var box = document.getElementById("follow-up");
+    var qr = document.getElementById("follow-up-qr");
+    if (!code) { box.hidden = true; qr.removeAttribute("src"); return; }
+    var address = window.location.origin + "/f/" + code;
+    document.getElementById("follow-up-code").textContent = code;
+    var link = document.getElementById("follow-up-link");
+    link.href = address;
+    link.textContent = address;
+    qr.src = "/f/" + code + "/qr.svg";
+    box.hidden = false;
   }
   function showQueued(entry) {
     clearTimeout(idleTimer);
@@ -419,6 +437,10 @@
         return countOutbox();
       });
     });
+  });
+
+  document.getElementById("print-code").addEventListener("click", function () {
+    window.print();
   });
 
   document.getElementById("another").addEventListener("click", function () {
