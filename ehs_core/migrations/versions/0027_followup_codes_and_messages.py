@@ -1,7 +1,7 @@
 """follow-up of reports filed without a name: code hashes and messages
 
-Revision ID: 0026_followup
-Revises: 0025_no_queue_versions
+Revision ID: 0027_followup
+Revises: 0026_people_involved
 Create Date: 2026-11-28
 """
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import ehs_core.db
 
-revision = '0026_followup'
-down_revision = '0025_no_queue_versions'
+revision = '0027_followup'
+down_revision = '0026_people_involved'
 branch_labels = None
 depends_on = None
 
