@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from pyramid.config import Configurator
 from pyramid.request import Request
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, select
 
 from ehs_core.attachments.backends import make_backend
 from ehs_core.attachments.models import Attachment
@@ -14,7 +14,7 @@ from ehs_core.attachments.storage import MAX_PER_INCIDENT, max_upload_bytes
 from ehs_core.errors import APIError
 from ehs_core.incidents import FACTORY, INCIDENT
 from ehs_core.incidents.models import Incident
-from ehs_core.people.models import IncidentPerson
+from ehs_core.people.statements import may_see_statement_by, statement_by_column
 from ehs_core.rowsjson import INSTANT, columns_of, decoder, json_rows
 from ehs_core.serialize import iso
 
@@ -58,12 +58,6 @@ class AttachmentRow(NamedTuple):
 _decode = decoder(AttachmentRow, created_at=INSTANT)
 
 
-def statement_by_column() -> ColumnElement[Any]:
-    """`AttachmentRow.statement_by`, correlated to the attachment."""
-    return select(func.coalesce(IncidentPerson.created_by_id, 0)).where(
-        IncidentPerson.statement_attachment_id == Attachment.id).limit(1).scalar_subquery()
-
-
 def attachments_column() -> ColumnElement[Any]:
     """The incident's files, read with the incident (a column section)."""
     columns = columns_of(AttachmentRow, Attachment, statement_by=statement_by_column())
@@ -73,8 +67,6 @@ def attachments_column() -> ColumnElement[Any]:
 def attachments_section(request: Request, incident: Incident, value: Any) -> list[dict[str, Any]]:
     """The files the caller may see: a witness's statement photo only where
     the statement may be read (`people.services.may_see_statement_by`)."""
-    from ehs_core.people.services import may_see_statement_by
-
     return [attachment_json(row) for row in _decode(value) if may_see_statement_by(request, row.statement_by)]
 
 

@@ -26,7 +26,7 @@ from ehs_core.attachments.storage import (
 from ehs_core.errors import APIError
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import IncidentContext, child_of_incident
-from ehs_core.people.services import statement_file_hidden
+from ehs_core.people.statements import statement_file_hidden
 from ehs_core.security import Permission, Role, role_principal
 
 log = logging.getLogger(__name__)

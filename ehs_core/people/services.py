@@ -38,8 +38,12 @@ from ehs_core.errors import Conflict, Invalid
 from ehs_core.events import PersonChanged, actor, publish
 from ehs_core.incidents.models import Incident
 from ehs_core.people.models import IncidentPerson
+from ehs_core.people.statements import (
+    may_see_statement_by,
+    sees_all_people,
+    statement_by_column,
+)
 from ehs_core.rowsjson import DATE, INSTANT, columns_of, decoder, json_rows
-from ehs_core.security import Identity, Role, role_at_least
 from ehs_core.sites.services import site_timezone
 from ehs_core.zones import site_zone
 
@@ -48,12 +52,6 @@ FIELDS = {"name": "name", "involvement": "involvement", "employmentType": "emplo
           "role": "role", "contact": "contact"}
 STATEMENT_FIELDS = {"text": "statement_text", "date": "statement_date",
                     "attachmentId": "statement_attachment_id"}
-
-
-def sees_all_people(identity: Identity | None) -> bool:
-    """Supervisors and above see every person named on an incident they see."""
-    return bool(identity and identity.is_user and identity.role is not None
-                and role_at_least(identity.role, Role.supervisor))
 
 
 def may_see_person(request: Request, person: Any) -> bool:
@@ -69,26 +67,6 @@ def may_see_statement(request: Request, person: Any) -> bool:
     did what): its words are for supervisors and above and the one who
     wrote the entry down."""
     return may_see_person(request, person)
-
-
-def may_see_statement_by(request: Request, author_id: int | None) -> bool:
-    """May the caller see a file that is the photo of a statement whose
-    entry `author_id` wrote (None: no statement's photo, anyone who sees the
-    incident may)? The same rule as the statement's words."""
-    if author_id is None or sees_all_people(request.identity):
-        return True
-    identity = request.identity
-    return bool(identity and identity.is_user and author_id == identity.user_id)
-
-
-def statement_file_hidden(request: Request, attachment_id: int) -> bool:
-    """Whether a file of the incident is the photo of a statement the caller
-    may not read (its download answers 404, as a missing file)."""
-    if sees_all_people(request.identity):
-        return False
-    authors = request.dbsession.execute(select(IncidentPerson.created_by_id).where(
-        IncidentPerson.statement_attachment_id == attachment_id)).scalars().all()
-    return any(not may_see_statement_by(request, author or 0) for author in authors)
 
 
 def list_people(request: Request, incident: Any) -> list[IncidentPerson]:
@@ -141,8 +119,6 @@ def people_column() -> ColumnElement[Any]:
 def files_column() -> ColumnElement[Any]:
     """The incident's own files (not an action's evidence), offered as a
     statement's photo, read with the incident page."""
-    from ehs_core.attachments import statement_by_column
-
     return select(json_rows(Attachment.id, Attachment.filename, statement_by_column())).where(
         Attachment.incident_id == Incident.id, Attachment.action_id.is_(None)).scalar_subquery()
 
@@ -159,8 +135,6 @@ def people_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list
 def files_read(request: Request, incident: Any, read: tuple[bool, Any]) -> list[Any]:
     """The incident's own files the caller may see, offered as a statement's
     photo: from the page's read on a GET (`files_column`), else read now."""
-    from ehs_core.attachments import statement_by_column
-
     found, value = read
     if found and request.method == "GET":
         rows = _files(value)
