@@ -60,6 +60,7 @@ from ehs_core.ui.rendering import (
     label,
     number,
 )
+from ehs_core.workflow import transition_warnings
 from ehs_core.workflow.schemas import TransitionSchema
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
@@ -280,6 +281,8 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         **(people := people_values(request, incident)),
         "history": history_entries(request, people["history"], people["comment_authors"], item, reported),
         "reported": reported,
+        # What a plugin says a person should know before a move (never a refusal).
+        "move_warnings": transition_warnings(request, incident, [t["to"] for t in transitions]),
         "errors": {},
     }
     values["panels"] = panels = rendered_slots(request, "ui.incident_panels", context, context=context)

@@ -13,6 +13,7 @@ Each numbered item of the issue is named where the day checks it."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -351,7 +352,126 @@ def investigate(day: Day) -> None:
     look(sue)
     named = mails_to(day.inbox, "sam@acme.example")
     assert any(f"INC-{day.numbers['injury']:04d}" in text for text in named)
-    day.sue = sue
+    return sue
+
+
+def act_and_close(day: Day, sue: Any) -> None:
+    """Item 13 (the assignment mail says what, why and by when; the
+    assignee attaches evidence on a phone; the verification list shows
+    it), item 11 (closing an injury with no case warns and asks for a
+    note, and is not refused), item 10 (the reporter hears it was closed)
+    and item 12 (history old → new, oldest first)."""
+    injury = day.numbers["injury"]
+    due = dt.date.today() + dt.timedelta(days=7)
+    sue.get_by_role("link", name="Add a corrective action for this cause").click()
+    sue.get_by_label("What is to be done?").fill("Issue safety shoes at the yard gate")
+    sue.get_by_label("Assignee").select_option(label="Rita Reporter (Reporter)")
+    sue.get_by_label("Due by").fill(due.isoformat())
+    sue.get_by_role("button", name="Add action").click()
+    expect(sue.get_by_text("The corrective action was added.")).to_be_visible()
+    sue.get_by_role("button", name="Move to Actions").click()
+    expect(sue.get_by_text("Status: Actions")).to_be_visible()
+    look(sue)
+    assigned = next(t for t in mails_to(day.inbox, "rita@acme.example", 3)
+                    if "Issue safety shoes at the yard gate" in t)
+    assert "No safety shoes in the yard" in assigned  # why: its root cause
+    assert f"{due.day} {due:%b %Y}" in assigned  # and by when
+
+    rita = day.new_page(viewport=PHONE)
+    rita.goto(link_in(assigned))
+    rita.get_by_label("Email", exact=True).fill("rita@acme.example")
+    rita.get_by_label("Password", exact=True).fill(PASSWORD)
+    rita.get_by_role("button", name="Sign in").click()
+    expect(rita.get_by_role("heading", name="Issue safety shoes at the yard gate")).to_be_visible()
+    look(rita)
+    shoes = day.tmp / "shoes.png"
+    shoes.write_bytes(samples.PNG)
+    rita.get_by_label("Evidence").set_input_files(str(shoes))
+    rita.get_by_label("What was done").fill("Twenty pairs in the gate locker")
+    rita.get_by_role("button", name="Mark as done").click()
+    expect(rita.get_by_text("Status: Done")).to_be_visible()
+    look(rita)
+    rita.context.close()
+
+    sue.reload()
+    sue.get_by_role("button", name="Move to Verification").click()
+    menu(sue, "Actions")
+    sue.get_by_role("link", name="Everyone's").click()
+    sue.get_by_role("link", name="Awaiting verification").click()
+    row = sue.get_by_role("row", name=re.compile("Issue safety shoes"))
+    expect(row).to_contain_text("shoes.png")  # the evidence, for whoever verifies
+    look(sue)
+    sue.get_by_label("Verify Issue safety shoes at the yard gate").check()
+    sue.get_by_role("button", name="Verify the ticked actions").click()
+    expect(sue.get_by_text("The actions were verified.")).to_be_visible()
+
+    sue.goto(f"{day.url}/incidents/{injury}")
+    next_step = sue.locator("#next-step")
+    expect(next_step).to_contain_text("this injury has no injury case")
+    expect(next_step).to_contain_text("say why in the note")
+    look(sue)
+    sue.get_by_label("Note").fill("First aid only: the doctor found a bruise, no case needed")
+    sue.get_by_role("button", name="Move to Closed").click()
+    expect(sue.get_by_text("Status: Closed")).to_be_visible()
+    closed = [t for t in mails_to(day.inbox, "rita@acme.example", 4) if "closed" in t.lower()]
+    assert closed and "First aid only" in closed[-1]
+    history = [t.strip() for t in sue.locator("#timeline li").all_inner_texts()]
+    assert "Reported" in history[0]
+    moves = [n for n, text in enumerate(history) if "Moved on" in text]
+    assert "reported → triage" in history[moves[0]] and "verification → closed" in history[moves[-1]]
+    assert any("Corrective action changed “Issue safety shoes at the yard gate”" in text and "→" in text
+               for text in history), history
+    look(sue)
+
+
+def link_report_and_export(day: Day, sue: Any) -> None:
+    """Item 5 (the reporting link's reporter and the link on the page, in
+    history and the export) and item 7 (the export in words, every time
+    in the site's zone, named)."""
+    sue.goto(f"{day.url}/incidents/{day.numbers['kiosk']}")
+    facts = sue.locator("#facts-title + dl")
+    expect(facts).to_contain_text("Kim Kiosk")
+    expect(facts).to_contain_text("through the reporting link “Gate tablet”")
+    through = "the reporting link “Gate tablet”"
+    expect(sue.locator("#timeline li").first).to_contain_text(f"Kim Kiosk, through {through}")
+    look(sue)
+    menu(sue, "Incidents")
+    with sue.expect_download() as download:
+        sue.get_by_role("link", name="Export these as CSV").click()
+    text = Path(download.value.path()).read_text(encoding="utf-8-sig")
+    rows = {row["Title"]: row for row in csv.DictReader(text.splitlines())}
+    kiosk = rows["Pallet blocking the fire exit"]
+    assert (kiosk["Type"], kiosk["Severity"], kiosk["Status"]) == ("Near miss", "Medium", "Reported")
+    assert kiosk["Reporter"] == "Kim Kiosk" and kiosk["Reported through"] == through
+    for title, zone in (("Forklift struck a picker's foot", WEST),
+                        ("Loose handrail on the east stairs", EAST)):
+        row = rows[title]
+        assert row["Time zone"] == zone
+        now = dt.datetime.now(ZoneInfo(zone))
+        for column in ("Occurred (site time)", "Reported (site time)"):
+            shown = dt.datetime.strptime(row[column], "%Y-%m-%d %H:%M").replace(tzinfo=ZoneInfo(zone))
+            assert abs(now - shown) < dt.timedelta(minutes=10), (title, column, row[column])
+    assert rows["Forklift struck a picker's foot"]["Closed (site time)"]
+
+
+def paging_and_analytics(day: Day, sue: Any) -> None:
+    """Item 4 (the actions page pages) and item 7 (a root cause's category
+    as typed on the dashboard)."""
+    desk = day.live.client()
+    desk.login("admin@acme.example")
+    hazard = day.numbers["hazard"]
+    for n in range(50):
+        desk.post_json(f"/api/incidents/{hazard}/actions", {"title": f"Check rail bracket {n + 1}"})
+    menu(sue, "Actions")
+    sue.get_by_role("link", name="Everyone's").click()
+    sue.get_by_role("link", name="All", exact=True).click()
+    expect(sue.get_by_text("Page 1 of 2")).to_be_visible()
+    assert sue.locator("table tbody tr").count() == 50
+    sue.get_by_role("link", name="Next page").click()
+    expect(sue.get_by_text("Page 2 of 2")).to_be_visible()
+    look(sue)
+    menu(sue, "Analytics")
+    expect(sue.get_by_text("People / PPE").first).to_be_visible()
 
 
 def test_a_safety_teams_first_day(live, new_page, smtp_server, tmp_path):
@@ -362,4 +482,7 @@ def test_a_safety_teams_first_day(live, new_page, smtp_server, tmp_path):
     reporting_link(day, admin)
     report_at_each_site(day, admin)
     filters_and_sites(day, admin)
-    investigate(day)
+    sue = investigate(day)
+    act_and_close(day, sue)
+    link_report_and_export(day, sue)
+    paging_and_analytics(day, sue)
