@@ -454,6 +454,25 @@ def link_report_and_export(day: Day, sue: Any) -> None:
     assert rows["Forklift struck a picker's foot"]["Closed (site time)"]
 
 
+def raise_and_tell(day: Day, sue: Any) -> None:
+    """Item 10 (a report raised to high after filing sends the filing's
+    notice; a site's supervisor got the high report at his site) and item
+    12 (the history says old → new)."""
+    hazard = day.numbers["hazard"]
+    sue.goto(f"{day.url}/incidents/{hazard}/edit")
+    look(sue)
+    sue.get_by_label("High").check()
+    sue.get_by_role("button", name="Save changes").click()
+    expect(sue.locator("#timeline")).to_contain_text("Severity: Low → High")
+    look(sue)
+    raised = [t for t in mails_to(day.inbox, "admin@acme.example") if "raised to high (filed as low)" in t]
+    assert raised and f"INC-{hazard:04d}" in raised[-1]
+    # Sam supervises Plant West: he was told of the high injury there, not of Plant East's hazard.
+    told = mails_to(day.inbox, "sam@acme.example")
+    assert any("Forklift struck" in t for t in told)
+    assert not any("Loose handrail" in t for t in told)
+
+
 def paging_and_analytics(day: Day, sue: Any) -> None:
     """Item 4 (the actions page pages) and item 7 (a root cause's category
     as typed on the dashboard)."""
@@ -485,4 +504,5 @@ def test_a_safety_teams_first_day(live, new_page, smtp_server, tmp_path):
     sue = investigate(day)
     act_and_close(day, sue)
     link_report_and_export(day, sue)
+    raise_and_tell(day, sue)
     paging_and_analytics(day, sue)
