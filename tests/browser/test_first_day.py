@@ -464,6 +464,7 @@ def raise_and_tell(day: Day, sue: Any) -> None:
     sue.get_by_label("High").check()
     sue.get_by_role("button", name="Save changes").click()
     expect(sue.locator("#timeline")).to_contain_text("Severity: Low → High")
+    expect(sue.locator("#timeline li").last).to_contain_text("Sue Safety")  # and who
     look(sue)
     raised = [t for t in mails_to(day.inbox, "admin@acme.example") if "raised to high (filed as low)" in t]
     assert raised and f"INC-{hazard:04d}" in raised[-1]
