@@ -191,6 +191,8 @@ def test_the_submission_page_links_checks_to_their_fix(manager, site):
     case = recorded(manager, site, "Jane Roe", daysAwayFromWork=True)
     page = manager.get("/osha/submission", {"year": YEAR})
     assert f'/osha/cases/{case["id"]}#daysAway' in page.text
+    # A case's finding names the form's field, not OSHA's column (issue #36 item 7).
+    assert "Days away (column K)" in page.text and "<code>dafw_num_away</code>" not in page.text
     assert f"/api/osha/ita/summary.csv?year={YEAR}" in page.text
     assert f"/api/osha/ita/cases.csv?year={YEAR}" in page.text
 
