@@ -53,6 +53,27 @@ class IncidentSection:
 
 
 @dataclass(frozen=True)
+class Reporter:
+    """Who filed a report without an account, in the reader's words: the
+    name they typed (None: they gave none) and what they reported through
+    (a reporting link's name, say), as a plugin knows them."""
+
+    name: str | None
+    through: str | None
+
+
+# words(request, section value) -> Reporter, or None when the section says
+# nothing about this incident (a report from the web).
+ReporterWords = Callable[[Request, Any], Reporter | None]
+
+
+@dataclass(frozen=True)
+class ReporterSource:
+    section: str
+    words: ReporterWords
+
+
+@dataclass(frozen=True)
 class IncidentFilter:
     name: str
     node: colander.SchemaNode
@@ -119,6 +140,42 @@ def add_incident_section(config: Configurator, name: str, provider: SectionProvi
         config.registry.setdefault("incident_sections", []).append(section)
 
     register_once(config, "ehs.incident_section", name, register)
+
+
+def add_reporter_source(config: Configurator, section: str, words: ReporterWords) -> None:
+    """Directive: the incident section `section` (registered with
+    `add_incident_section`, a column section to be in the export) says
+    who filed a report that has no reporter account: `words(request,
+    value)` gives the `Reporter` (the name they typed, what they reported
+    through) or None. The incident page's "Reported by", its history's
+    first entry and the CSV export's reporter columns show it (issue #36
+    item 5), where the core knows no plugin's channel by name."""
+    source = ReporterSource(section, config.maybe_dotted(words))
+
+    def register() -> None:
+        config.registry.setdefault("reporter_sources", []).append(source)
+
+    register_once(config, "ehs.reporter_source", section, register)
+
+
+def reporter_of(request: Request, sections: Mapping[str, Any]) -> Reporter | None:
+    """The `Reporter` the registered sources find in an incident's section
+    values (its JSON, or the export's decoded columns), the first that
+    answers; None for a report they know nothing of."""
+    for source in request.registry.get("reporter_sources", ()):
+        if sections.get(source.section) is not None:
+            found = source.words(request, sections[source.section])
+            if found is not None:
+                return found
+    return None
+
+
+def reporter_columns(request: Request) -> list[tuple[IncidentSection, ColumnElement[Any]]]:
+    """The column sections the reporter sources read, shown to this caller,
+    with their columns (for the export, which reads no incident JSON)."""
+    wanted = {source.section for source in request.registry.get("reporter_sources", ())}
+    return [(section, section.column()) for section in shown_sections(request, True)
+            if section.name in wanted and section.column is not None]
 
 
 def add_incident_filter(config: Configurator, name: str, node: colander.SchemaNode,
@@ -324,4 +381,5 @@ def includeme(config: Configurator) -> None:
     config.add_directive("add_incident_section", add_incident_section)
     config.add_directive("add_incident_filter", add_incident_filter)
     config.add_directive("add_incident_total", add_incident_total)
+    config.add_directive("add_reporter_source", add_reporter_source)
     config.add_directive("read_with_detail", read_with_detail)

@@ -36,6 +36,7 @@ from ehs_core.audit.timeline import (
 from ehs_core.errors import DomainError
 from ehs_core.followup.services import follow_up_url, issue_code
 from ehs_core.incidents import FACTORY, comments, export, filing, listing
+from ehs_core.incidents.extensions import Reporter, reporter_of
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
 from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
 from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
@@ -59,6 +60,7 @@ from ehs_core.ui.rendering import (
     label,
     number,
 )
+from ehs_core.workflow import transition_warnings
 from ehs_core.workflow.schemas import TransitionSchema
 from ehs_core.workflow.sections import moves
 from ehs_core.workflow.transitions import move_incident
@@ -215,7 +217,7 @@ def incident_list(request: Request) -> dict[str, Any]:
         "incident_path": incident_path,
         "query_string": urlencode(base),
         "page_url": lambda n: request.route_path("page.incidents", _query=[*base, ("page", n)]),
-        "export_url": request.route_path("incidents.export", _query=[(k, v) for k, v in base if k != "q"]
+        "export_url": request.route_path("page.incidents_export", _query=[(k, v) for k, v in base if k != "q"]
                                          + ([("q", request.GET["q"])] if request.GET.get("q") else [])),
         "tools": rendered_slots(request, "ui.incident_list_tools", query_params),
     }
@@ -233,6 +235,12 @@ def incident_list_page(request: Request) -> Any:
         request.override_renderer = "incidents/results.html"
         return incident_list(request)
     return incident_list(request) | filters_values(request)
+
+
+def export_for_people(request: Request) -> Any:
+    """The list's "Export these as CSV": the API's rows in people's words,
+    every time in its site's zone (issue #36 item 7; `export.csv_response`)."""
+    return export.csv_response(request, for_people=True)
 
 
 def go_to_incident(request: Request) -> HTTPFound:
@@ -258,6 +266,8 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
     # A closed incident's one move is its reopening (the spec's word): its
     # button says so, where "Move to Investigation" read as a step on.
     reopening = incident.status == Status.closed
+    # Who filed a report without an account, as a plugin knows it (issue #36 item 5).
+    reported = reporter_of(request, item) if item.get("reporter") is None else None
     values = {
         "incident": incident, "item": item, "transitions": transitions, "can": can,
         "paths": route_paths(request, DETAIL_FORMS, number=incident.number),
@@ -269,7 +279,10 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         "statuses": statuses, "status_index": status_index,
         "blocked_anchors": BLOCKED_ANCHORS, "reopening": reopening,
         **(people := people_values(request, incident)),
-        "history": history_entries(request, people["history"], people["comment_authors"], item),
+        "history": history_entries(request, people["history"], people["comment_authors"], item, reported),
+        "reported": reported,
+        # What a plugin says a person should know before a move (never a refusal).
+        "move_warnings": transition_warnings(request, incident, [t["to"] for t in transitions]),
         "errors": {},
     }
     values["panels"] = panels = rendered_slots(request, "ui.incident_panels", context, context=context)
@@ -294,11 +307,14 @@ def people_values(request: Request, incident: Incident) -> dict[str, Any]:
 
 
 def history_entries(request: Request, history: list[HistoryRow], names: dict[int, str],
-                    item: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                    item: dict[str, Any] | None = None, reported: Reporter | None = None,
+                    ) -> list[dict[str, Any]]:
     """The history as the page lists it: when, who (None: an anonymous
     report) and what, in the person's words (`audit.timeline.summary`):
     each changed field old → new, and which action or root cause, named as
-    the incident's detail `item` shows them to this reader (issue #36 item 12)."""
+    the incident's detail `item` shows them to this reader (issue #36 item 12).
+    A report filed without an account is by the name its reporter typed
+    and what they reported through (`reported`, issue #36 item 5)."""
     localizer = request.localizer
     item = item or {}
     titles = {("action.", a["id"]): a["title"] for a in item.get("actions") or ()}
@@ -337,10 +353,24 @@ def history_entries(request: Request, history: list[HistoryRow], names: dict[int
         raw_id = entry.changes.get("id") if entry.changes else None
         raw_id = raw_id.get("new") or raw_id.get("old") if isinstance(raw_id, dict) else None
         which = titles.get((prefix, raw_id)) if prefix else None
-        entries.append({"at": entry.at, "actor": names.get(entry.actor_id),
+        actor = names.get(entry.actor_id)
+        if actor is None and reported is not None and entry.action == "incident.created":
+            actor = reporter_words(request, reported)
+        entries.append({"at": entry.at, "actor": actor,
                         "summary": summary(localizer, entry.action, entry.changes, value,
                                            which or which_of(entry.action, entry.changes))})
     return entries
+
+
+def reporter_words(request: Request, reported: Reporter) -> str:
+    """"Kim Kiosk, through the reporting link “Gate tablet”" (or
+    "Anonymous, through …" when they gave no name)."""
+    localizer = request.localizer
+    name = reported.name or localizer.translate(_("Anonymous"))
+    if not reported.through:
+        return name
+    return localizer.translate(_("${name}, through ${what}",
+                                 mapping={"name": name, "what": reported.through}))
 
 
 def incident_detail(context: IncidentContext, request: Request) -> dict[str, Any]:
@@ -554,6 +584,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.incident_new", "/incidents/new")
     config.add_route("page.incident_thanks", "/incidents/new/thanks")
     config.add_route("page.area_picker", "/incidents/areas")
+    config.add_route("page.incidents_export", "/incidents/export.csv")
     config.add_route("page.incident", PAGE, factory=page_factory)
     config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
     config.add_route("page.incident_edit", PAGE + "/edit", factory=FACTORY)
@@ -564,6 +595,8 @@ def includeme(config: Configurator) -> None:
     view(incident_list_page, route_name="page.incidents", request_method="GET",
          renderer="incidents/list.html", permission=signed_in)
     view(go_to_incident, route_name="page.incident_go", request_method="GET", permission=signed_in)
+    view(export_for_people, route_name="page.incidents_export", request_method="GET", permission=signed_in,
+         query=listing.list_schema)
     view(report_form, route_name="page.incident_new", request_method="GET",
          renderer="incidents/new.html", permission=signed_in)
     view(report, route_name="page.incident_new", request_method="POST",

@@ -1,5 +1,7 @@
-"""Moving incidents through the workflow table, and the
-`add_transition_guard` directive through which plugins can add conditions."""
+"""Moving incidents through the workflow table, the `add_transition_guard`
+directive through which plugins can add conditions, and
+`add_transition_warning`, through which they say what a person should
+know before a move the workflow allows."""
 
 from __future__ import annotations
 
@@ -30,6 +32,37 @@ def add_transition_guard(config: Configurator, name: str, guard: Guard) -> None:
         config.registry.setdefault("transition_guards", []).append(guard)
 
     register_once(config, "ehs.transition_guard", name, register)
+
+
+# warning(request, incident, target status) -> words shown beside the move, or None.
+Warning = Callable[[Request, Incident, str], str | None]
+
+
+def add_transition_warning(config: Configurator, name: str, warning: Warning) -> None:
+    """Directive: something a person should know before making a move the
+    workflow allows, shown on the incident page's Next step beside the
+    move's button (the move itself stays as the spec fixes it: a warning
+    never refuses). `warning(request, incident, target)` is asked for each
+    move the caller may make now; it gives the words, in the reader's
+    language, or None. The OSHA plugin's asks for a note when an injury
+    with no injury case is closed (issue #36 item 11)."""
+    warning = config.maybe_dotted(warning)
+
+    def register() -> None:
+        config.registry.setdefault("transition_warnings", []).append(warning)
+
+    register_once(config, "ehs.transition_warning", name, register)
+
+
+def transition_warnings(request: Request, incident: Incident, targets: list[str]) -> list[str]:
+    """The registered warnings about the moves to `targets` (each once)."""
+    found: list[str] = []
+    for warning in request.registry.get("transition_warnings", ()):
+        for target in targets:
+            words = warning(request, incident, target)
+            if words and words not in found:
+                found.append(words)
+    return found
 
 
 def fact_name(transition: Transition) -> str:
@@ -79,6 +112,7 @@ def includeme(config: Configurator) -> None:
     from ehs_core.workflow.sections import can_section, transitions_section
 
     config.add_directive("add_transition_guard", add_transition_guard)
+    config.add_directive("add_transition_warning", add_transition_warning)
     config.add_request_method("ehs_core.workflow.sections.workflow_moves", "workflow_moves", reify=True)
     # The detail's `transitions` and `can`, as sections like any other part.
     config.add_incident_section("transitions", transitions_section, detail_only=True)

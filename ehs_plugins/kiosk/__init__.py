@@ -4,7 +4,7 @@ the link's configuration and file reports, nothing else."""
 
 from pyramid.config import Configurator
 
-from ehs_plugins.kiosk.listeners import channel_section, kiosk_section, link_column
+from ehs_plugins.kiosk.listeners import channel_section, kiosk_section, link_column, link_reporter
 from ehs_plugins.kiosk.security import kiosk_identity
 
 
@@ -15,6 +15,8 @@ def includeme(config: Configurator) -> None:
     # A report the API has just filed came from the web, not a kiosk link.
     config.add_incident_section("channel", column=link_column, decode=channel_section, fresh=lambda: "web")
     config.add_incident_section("kiosk", column=link_column, decode=kiosk_section, fresh=lambda: None)
+    # Who filed a report through a link: on the incident page, in its history and the export.
+    config.add_reporter_source("kiosk", link_reporter)
 
     config.add_route("kiosks", "/api/kiosks", factory="ehs_plugins.kiosk.views.KioskAdmin")
     config.add_route("kiosk", r"/api/kiosks/{id:\d{1,9}}", factory="ehs_plugins.kiosk.views.KioskAdmin")

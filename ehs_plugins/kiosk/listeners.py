@@ -5,12 +5,17 @@ from __future__ import annotations
 import functools
 from typing import Any, NamedTuple
 
+from pyramid.i18n import TranslationStringFactory
 from pyramid.request import Request
 from sqlalchemy import ColumnElement, select
 
+from ehs_core.incidents.extensions import Reporter
 from ehs_core.incidents.models import Incident
 from ehs_core.rowsjson import decoder, json_rows
 from ehs_plugins.kiosk.models import KioskLink, KioskReport
+
+_ = TranslationStringFactory("ehs_kiosk")
+THROUGH = _("the reporting link “${name}”")
 
 
 class LinkRow(NamedTuple):
@@ -39,3 +44,14 @@ def kiosk_section(request: Request, incident: Incident, value: Any) -> dict[str,
     for link in _decode(value):
         return {"id": link.id, "name": link.name, "reporterName": link.reporter_name}
     return None
+
+
+def link_reporter(request: Request, value: dict[str, Any] | None) -> Reporter | None:
+    """Who filed a report through a link, as the incident page, its
+    history and the export show them (`add_reporter_source`, issue #36
+    item 5): the name typed on the link's form (None: anonymous) and the
+    link's name."""
+    if not value:
+        return None
+    through = request.localizer.translate(_(THROUGH, mapping={"name": value["name"]}))
+    return Reporter(value.get("reporterName") or None, through)

@@ -10,6 +10,7 @@ import datetime as dt
 from typing import Any
 
 from pyramid.config import Configurator
+from pyramid.i18n import TranslationStringFactory
 from pyramid.request import Request
 from sqlalchemy import func, or_, select
 
@@ -131,7 +132,33 @@ def ita_card(request: Request) -> dict[str, Any] | None:
     return {"ita": deadline, "sites": due}
 
 
+_ = TranslationStringFactory("ehs_osha")
+CLOSE_WITHOUT_CASE = _(
+    "this ${kind} has no injury case. If someone was hurt or fell ill at work, add a case first: whether "
+    "it is recordable must be decided within 7 days (1904.29(b)(3)). If no case is needed, say why in the "
+    "note: it is kept with the incident.")
+HURT = {IncidentType.injury.value: _("injury"), IncidentType.illness.value: _("illness")}
+
+
+def close_without_case(request: Request, incident: Incident, target: str) -> str | None:
+    """Closing an injury or illness with no injury case asks for a note
+    (issue #36 item 11): the move stays allowed, as the spec's workflow
+    fixes it; the warning is shown beside "Move to Closed"
+    (`add_transition_warning`), held back or not. Asked only when closing
+    is a move the person may make from here, so the incident page reads
+    no case otherwise."""
+    if target != "closed" or incident.type not in HURT:
+        return None
+    has_case = request.dbsession.execute(
+        select(InjuryCase.id).where(InjuryCase.incident_id == incident.id).limit(1)).first()
+    if has_case is not None:
+        return None
+    kind = request.localizer.translate(HURT[incident.type])
+    return request.localizer.translate(_(CLOSE_WITHOUT_CASE, mapping={"kind": kind}))
+
+
 def includeme(config: Configurator) -> None:
+    config.add_transition_warning("osha.close_without_case", close_without_case)
     config.add_dashboard_card("osha_ita", TEMPLATES + "ita_card.html", ita_card, permission=MANAGE,
                               context=ROOT, order=41)
     config.add_dashboard_card("osha_records", TEMPLATES + "card.html", records_card, permission=MANAGE,

@@ -20,6 +20,7 @@ from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.coverage import coverage
 from ehs_plugins.osha.log import load
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
+from ehs_plugins.osha.pages.cases import FIELD_LABELS
 from ehs_plugins.osha.pages.records import Choice, company_name
 from ehs_plugins.osha.schemas import SubmissionBody
 from ehs_plugins.osha.views import MANAGE
@@ -46,6 +47,17 @@ def fix_url(request: Request, finding: dict[str, Any], year: int) -> str:
                               _anchor="est-title")
 
 
+def field_label(request: Request, finding: dict[str, Any]) -> str | None:
+    """A case's finding names the case form's field as the form labels it
+    ("What happened"), not OSHA's column (`nar_what_happened`, issue #36
+    item 7); None where the form has no such field."""
+    if finding["caseId"] is None:
+        return None
+    form_field = CASE_FIELD_OF.get(finding["field"])
+    words = FIELD_LABELS.get(form_field) if form_field else None
+    return request.localizer.translate(words, domain="ehs_osha") if words else None
+
+
 def submission_page(request: Request) -> dict[str, Any]:
     choice = Choice(request, need_site=False)
     company = company_name(request)
@@ -53,7 +65,8 @@ def submission_page(request: Request) -> dict[str, Any]:
     by_site = []
     names = [(site.id, site.name) for site in choice.active]
     for item in items:
-        found = [{**f, "url": fix_url(request, f, choice.year)} for f in checks(item, names, company)]
+        found = [{**f, "url": fix_url(request, f, choice.year), "label": field_label(request, f)}
+                 for f in checks(item, names, company)]
         by_site.append({"site": item.site, "cases": len(item.cases),
                         "establishment": [f for f in found if f["caseId"] is None],
                         "case_findings": [f for f in found if f["caseId"] is not None],

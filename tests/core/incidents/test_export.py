@@ -23,7 +23,8 @@ from tests.core.incidents import (
 
 EXPORT = f"{INCIDENTS}/export"
 HEADER = ["reference", "title", "type", "severity", "status", "occurredAt", "site", "area",
-          "locationDetail", "description", "immediateAction", "reporter", "createdAt", "closedAt"]
+          "locationDetail", "description", "immediateAction", "reporter", "createdAt", "closedAt",
+          "reportedThrough"]
 
 
 def export(browser, params=None, status=200):
@@ -205,3 +206,43 @@ def test_the_export_shows_a_reporter_only_what_they_may_see(admin, make_user):
     assert references(bob) == ["INC-0002"]
     assert references(alice, q="Bob") == []
     assert references(make_user("supervisor")) == ["INC-0004", "INC-0003", "INC-0002", "INC-0001"]
+
+
+# --- the pages' download (issue #36 item 7) ------------------------------------------
+
+
+def test_the_pages_download_is_in_words_and_every_time_in_the_sites_zone(admin):
+    """The list's "Export these as CSV" is for people: headings and types,
+    severities and statuses in words, not the API's codes (`near_miss`);
+    every time in the site's zone, named in a column, where the API's
+    cells mixed the report's offset and UTC."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    site = new_site(admin, "Plant West", timezone="America/Los_Angeles")["id"]
+    number = file_report(admin, site, type="near_miss", severity="high",
+                         occurredAt="2026-03-01T08:15:00-08:00")["number"]
+    listed = admin.get("/incidents")
+    assert "/incidents/export.csv" in listed.text
+    response = admin.get("/incidents/export.csv")
+    assert response.content_type == "text/csv"
+    [row] = csv.DictReader(io.StringIO(text_of(response), newline=""))
+    assert row["Reference"] == f"INC-{number:04d}"
+    assert (row["Type"], row["Severity"], row["Status"]) == ("Near miss", "High", "Reported")
+    assert row["Occurred (site time)"] == "2026-03-01 08:15"
+    assert row["Time zone"] == "America/Los_Angeles"
+    created = admin.get(f"{INCIDENTS}/{number}").json["createdAt"]
+    local = dt.datetime.fromisoformat(created.replace("Z", "+00:00")).astimezone(
+        ZoneInfo("America/Los_Angeles"))
+    assert row["Reported (site time)"] == f"{local:%Y-%m-%d %H:%M}"
+    # The API's own export keeps its codes for programs.
+    [api_row] = rows(export(admin))
+    assert (api_row["type"], api_row["severity"]) == ("near_miss", "high")
+
+
+def test_the_pages_download_keeps_the_lists_filters(admin):
+    site = new_site(admin)["id"]
+    for kind in ("hazard", "injury"):
+        file_report(admin, site, type=kind)
+    response = admin.get("/incidents/export.csv?type=hazard")
+    assert [r["Type"] for r in csv.DictReader(io.StringIO(text_of(response), newline=""))] == ["Hazard"]

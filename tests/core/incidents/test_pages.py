@@ -129,7 +129,7 @@ def test_the_list_sorts_as_chosen_on_every_page_and_in_its_export(team, site):
     assert first.text.index("Bravo fall") < first.text.index("Charlie cut")
     assert "Alpha slip" not in first.text
     assert first.forms["filters"]["sort"].value == "severity"
-    export = re.search(r'href="([^"]*/api/incidents/export[^"]*)"', first.text).group(1)
+    export = re.search(r'href="([^"]*/incidents/export.csv[^"]*)"', first.text).group(1)
     assert "sort=severity" in unescape(export)
     second = first.click(description="Next page")
     assert "Alpha slip" in second.text and "Bravo fall" not in second.text
@@ -596,7 +596,7 @@ def test_the_export_link_says_when_it_holds_only_the_first_rows(team, site, monk
     monkeypatch.setattr(export, "MAX_ROWS", 2)
     page = team["supervisor"].get("/incidents")
     assert "Export the first 2 of these as CSV" in page.text
-    link = re.search(r'href="([^"]*/api/incidents/export[^"]*)"', page.text).group(1).replace("&amp;", "&")
+    link = re.search(r'href="([^"]*/incidents/export.csv[^"]*)"', page.text).group(1).replace("&amp;", "&")
     assert len(team["supervisor"].get(link).text.strip().splitlines()) == 3  # the header and 2 rows
 
 

@@ -191,6 +191,8 @@ def test_the_submission_page_links_checks_to_their_fix(manager, site):
     case = recorded(manager, site, "Jane Roe", daysAwayFromWork=True)
     page = manager.get("/osha/submission", {"year": YEAR})
     assert f'/osha/cases/{case["id"]}#daysAway' in page.text
+    # A case's finding names the form's field, not OSHA's column (issue #36 item 7).
+    assert "Days away (column K)" in page.text and "<code>dafw_num_away</code>" not in page.text
     assert f"/api/osha/ita/summary.csv?year={YEAR}" in page.text
     assert f"/api/osha/ita/cases.csv?year={YEAR}" in page.text
 
@@ -253,3 +255,39 @@ def test_an_injury_without_a_case_is_prompted_on_home_and_its_page(admin, make_u
     assert "No injury case yet." in page and "within 24 or 8 hours (1904.39)" in page
     manager.post(f"/incidents/{injury['number']}/cases", {"name": "Pat Doe"}, status=302)
     assert "has no injury case yet" not in unescape(manager.get("/").text)
+
+
+def test_closing_an_injury_without_a_case_warns_and_asks_for_a_note(admin, make_user):
+    """Issue #36 item 11: the Next step of an injury with no injury case
+    warns beside "Move to Closed" and asks for a note; closing stays
+    allowed, as the spec's workflow fixes it. A hazard, or an injury with
+    its case, closes without the warning."""
+    from html import unescape
+
+    from ehs_core.testing import new_site
+    from tests.core.workflow.support import bring_to, report
+
+    site = new_site(admin)["id"]
+    manager = make_user("safety_manager")
+    injury = report(admin, site, type="injury", title="Cut hand")["number"]
+    hazard = report(admin, site, type="hazard", title="Wet floor")["number"]
+    cased = report(admin, site, type="illness", title="Rash")["number"]
+    manager.post(f"/incidents/{cased}/cases", {"name": "Pat Doe"}, status=302)
+    for number in (injury, hazard, cased):
+        bring_to(admin, number, "verification")
+    warning = "this injury has no injury case"
+    page = unescape(manager.get(f"/incidents/{injury}").text)
+    next_step = page.split('id="next-step"', 1)[1].split("</section>", 1)[0]
+    assert warning in next_step and "say why in the note" in next_step
+    assert 'aria-describedby="move-warning-1"' in next_step
+    for other in (hazard, cased):
+        assert "no injury case. If someone" not in unescape(manager.get(f"/incidents/{other}").text)
+    # Not where closing is no move to make (a fresh report goes to triage first).
+    number = report(admin, site, type="injury")["number"]
+    assert warning not in unescape(manager.get(f"/incidents/{number}").text)
+    # The move itself is not refused; the note is kept.
+    for action in admin.get(f"/api/incidents/{injury}").json["actions"]:
+        manager.patch_json(f"/api/actions/{action['id']}", {"status": "verified"})
+    closed = manager.post(f"/incidents/{injury}/transition", {"to": "closed", "note": "First aid only"})
+    assert "Status: Closed" in unescape(closed.follow().text if closed.status_int == 302 else closed.text)
+    assert "First aid only" in manager.get(f"/api/incidents/{injury}/comments").text
