@@ -65,5 +65,7 @@ def includeme(config: Configurator) -> None:
     config.scan(".export")
     config.scan(".notices")
     config.scan(".numbering")  # the counter of a new organization
-    config.include(".pages")  # /incidents, /incidents/new, /incidents/<number>
+    config.include(".pages")  # /incidents/<number> and its forms
+    config.include(".list_pages")  # /incidents
+    config.include(".report_pages")  # /incidents/new
     config.include(".home")  # /: what waits for the person, and the cards plugins add

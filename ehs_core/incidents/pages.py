@@ -1,7 +1,7 @@
-"""Incident pages: the list, the detail (the page every mail links to), the
-report form, and the forms on the detail page (transition, edit, comment,
-upload). Each is an adapter over the operations the JSON API calls
-(`filing`, `listing`, `comments`, `workflow.transitions`,
+"""Incident pages: the detail (the page every mail links to) and the forms
+on it (transition, edit, comment, upload), and what the list (`list_pages`)
+and the report form (`report_pages`) share with them. Each is an adapter
+over the operations the JSON API calls (`filing`, `listing`, `comments`, `workflow.transitions`,
 `attachments.storage`), with the same schemas, context factory and
 permissions, so a page can do exactly what the API allows the same person.
 
@@ -14,15 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from typing import Any
-from urllib.parse import urlencode
 
 import colander
 from pyramid.config import Configurator
-from pyramid.httpexceptions import HTTPFound, HTTPNotFound
+from pyramid.httpexceptions import HTTPFound
 from pyramid.i18n import TranslationStringFactory
 from pyramid.request import Request
 
-from ehs_core import refdata
 from ehs_core.attachments import storage, thumbnails
 from ehs_core.audit.timeline import (
     NO,
@@ -34,19 +32,17 @@ from ehs_core.audit.timeline import (
     which_of,
 )
 from ehs_core.errors import DomainError
-from ehs_core.followup.services import follow_up_url, issue_code
-from ehs_core.incidents import FACTORY, comments, export, filing, listing
+from ehs_core.incidents import FACTORY, comments, filing
 from ehs_core.incidents.extensions import Reporter, reporter_of
-from ehs_core.incidents.models import Incident, IncidentType, Severity, Status, reference
-from ehs_core.incidents.resources import IncidentContext, page_factory, sees_everything
-from ehs_core.incidents.schemas import CommentSchema, IncidentCreateSchema, IncidentUpdateSchema
-from ehs_core.incidents.serialize import incident_json, location_and_people, shown_names
+from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
+from ehs_core.incidents.resources import IncidentContext, page_factory
+from ehs_core.incidents.schemas import CommentSchema, IncidentUpdateSchema
+from ehs_core.incidents.serialize import incident_json, shown_names
 from ehs_core.security import Permission
 from ehs_core.sites.services import site_choices, site_index, site_timezone
 from ehs_core.sites.zones import site_zone as zone_of
 from ehs_core.ui.directives import rendered_slots
 from ehs_core.ui.forms import (
-    BOOL,
     INT,
     OPTIONAL_INT,
     OPTIONAL_TEXT,
@@ -58,7 +54,6 @@ from ehs_core.ui.forms import (
 from ehs_core.ui.paths import paths_by_id, route_path, route_paths
 from ehs_core.ui.rendering import (
     label,
-    number,
 )
 from ehs_core.workflow import transition_warnings
 from ehs_core.workflow.schemas import TransitionSchema
@@ -147,111 +142,6 @@ def is_instant(value: Any) -> bool:
         return False
 
 
-# --- list -------------------------------------------------------------------
-
-
-def filter_options(request: Request) -> dict[str, Any]:
-    """The site and area filters' options as (value, label), areas grouped
-    by site and named by their path (`sites.services.area_path`), in its order: plain
-    tuples, so the list page does not look up each of a hundred options'
-    attributes (kept per worker with the sites)."""
-    sites = active_sites(request)
-    areas = []
-    for site in sites:
-        if site["areas"]:
-            areas.append((site["name"], [(str(area["id"]), area["path"]) for area in site["areas"]]))
-    return {"sites": [(str(s["id"]), s["name"]) for s in sites], "areas": areas}
-
-
-def filters_values(request: Request) -> dict[str, Any]:
-    """What the list's filter form shows: the choices made and every option
-    (the sites' and areas' kept with the reference data, `ehs_core.refdata`)."""
-    return {"types": list(IncidentType), "severities": list(Severity), "statuses": list(Status),
-            "filter_options": refdata.cached(request, "incident_list_filters", filter_options),
-            "sort": request.GET.get("sort", "")}
-
-
-def list_query_params(request: Request) -> dict[str, Any]:
-    """The page's query as the API's list schema takes it: every filter
-    value that was given (several values for one filter are kept), paging
-    and search."""
-    params: dict[str, Any] = {}
-    for key in request.GET:
-        values = [v for v in request.GET.getall(key) if v != ""]
-        if values:
-            params[key] = values if len(values) > 1 else values[0]
-    return params
-
-
-def incident_list(request: Request) -> dict[str, Any]:
-    params = list_query_params(request)
-    schema = listing.list_schema(request.registry)
-    known = {node.name for node in schema.children}
-    query_params = {k: v for k, v in params.items() if k in known}
-    errors: dict[str, str] = {}
-    try:
-        query = schema.deserialize(query_params)
-    except colander.Invalid as exc:
-        errors = errors_of(exc)
-        query = schema.deserialize({})
-    # The table shows none of the sections (OSHA cases, kiosk channel...).
-    page = listing.list_page(request, query, sections=False)
-    sites = active_sites(request)
-    # A search with more matches than it counts (listing.COUNT_BOUND) says
-    # "more than N" and pages on without a last page number.
-    pages = max(1, -(-page.total // page.page_size)) if page.exact else None
-    base = [(k, v) for k, v in request.GET.items() if k not in ("page", "notice") and v != ""]
-    incident_path = request.route_path("page.incidents") + "/"
-    zones = {s["id"]: s["timezone"] for s in sites}
-    names = location_and_people(request, page.items)
-    return {
-        "items": page.items,
-        "site_names": names["site"], "area_names": names["area"], "reference": reference,
-        "page": page.page, "pages": pages, "total": page.total, "page_size": page.page_size,
-        "export_limit": export.MAX_ROWS,
-        "total_exact": page.exact, "has_next": page.page < pages if pages else True,
-        "total_text": number(page.total),
-        "errors": errors, "selected": {key: request.GET.getall(key) for key in LIST_FILTERS},
-        "q": request.GET.get("q", ""), "sites": sites, "zones": zones,
-        # Each row's link: the page route's path, the number appended.
-        "incident_path": incident_path,
-        "query_string": urlencode(base),
-        "page_url": lambda n: request.route_path("page.incidents", _query=[*base, ("page", n)]),
-        "export_url": request.route_path("page.incidents_export", _query=[(k, v) for k, v in base if k != "q"]
-                                         + ([("q", request.GET["q"])] if request.GET.get("q") else [])),
-        "tools": rendered_slots(request, "ui.incident_list_tools", query_params),
-    }
-
-
-def incident_list_page(request: Request) -> Any:
-    """The whole page, or only the results when htmx asks for them. The
-    menu's plain /incidents opens on the sites the person works at (issue
-    #36 item 9), as the filter a person can untick; any other address,
-    "Clear filters" too, lists what the spec lets them see."""
-    if not request.GET and request.identity.user is not None and request.identity.user.site_ids:
-        return HTTPFound(request.route_path("page.incidents", _query=[
-            ("siteId", site_id) for site_id in request.identity.user.site_ids]))
-    if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
-        request.override_renderer = "incidents/results.html"
-        return incident_list(request)
-    return incident_list(request) | filters_values(request)
-
-
-def export_for_people(request: Request) -> Any:
-    """The list's "Export these as CSV": the API's rows in people's words,
-    every time in its site's zone (issue #36 item 7; `export.csv_response`)."""
-    return export.csv_response(request, for_people=True)
-
-
-def go_to_incident(request: Request) -> HTTPFound:
-    """"Go to INC-0042": the number alone is enough."""
-    raw = request.GET.get("number", "")
-    digits = raw.strip().upper().removeprefix("INC-").removeprefix("INC").strip().lstrip("#")
-    if digits.isdigit() and len(digits) <= 9:
-        return HTTPFound(request.route_path("page.incident", number=int(digits)))
-    return HTTPFound(request.route_path("page.incidents", _query={"q": raw}))
-
-
 # --- detail -----------------------------------------------------------------
 
 
@@ -290,6 +180,12 @@ def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
         if not panel["framed"]:  # the core's own panels: their values are the page's
             values.update(panel["vars"])
     return values
+
+
+def form_values(request: Request, sites: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"sites": sites, "types": [(t, TYPE_HINTS[t]) for t in IncidentType],
+            "severities": [(s, SEVERITY_HINTS[s]) for s in Severity],
+            "server_zone": zone_named(None, request)}
 
 
 def comment_values(request: Request, incident: Incident) -> dict[str, Any]:
@@ -475,136 +371,18 @@ def upload(context: IncidentContext, request: Request) -> Any:
                                         _query={"notice": "uploaded"}, _anchor="attachments"))
 
 
-# --- report -----------------------------------------------------------------
-
-
-def form_values(request: Request, sites: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"sites": sites, "types": [(t, TYPE_HINTS[t]) for t in IncidentType],
-            "severities": [(s, SEVERITY_HINTS[s]) for s in Severity],
-            "server_zone": zone_named(None, request)}
-
-
-def report_form(request: Request) -> dict[str, Any]:
-    sites = active_sites(request)
-    site_id = sites[0]["id"] if len(sites) == 1 else None
-    now = dt.datetime.now(site_zone(request, sites, site_id)).replace(second=0, microsecond=0)
-    shown = now.strftime("%Y-%m-%dT%H:%M")
-    return form_values(request, sites) | {
-        "values": {"clientId": str(uuid.uuid4()), "occurredAt": shown, "siteId": site_id,
-                   "nowShown": shown, "nowAt": now.isoformat()}, "errors": {}}
-
-
-def report(request: Request) -> Any:
-    """File a report as the API does: same schema, same filing operation, a
-    `clientId` from the form so that sending it twice files it once."""
-    sites = active_sites(request)
-    values = report_values(request, sites, FORM_FIELDS | {"anonymous": BOOL, "clientId": TEXT})
-    # The thanks page is found by the clientId (see `thanks`): a form sent
-    # without one gets one here.
-    values["clientId"] = values.get("clientId") or str(uuid.uuid4())
-    user = request.identity.user
-    try:
-        data = IncidentCreateSchema().deserialize(values)
-        incident, created = filing.file_report(request, data)
-    except (colander.Invalid, DomainError) as exc:
-        request.response.status = 400
-        shown = dict(request.POST.items())
-        shown.pop("photos", None)
-        # A browser cannot put chosen files back into a file input: say which
-        # ones were not kept, so that nobody believes they were sent.
-        dropped = [item.filename for item in request.POST.getall("photos") if hasattr(item, "file")]
-        return form_values(request, sites) | {"values": shown, "errors": errors_of(exc),
-                                              "dropped_files": dropped}
-    failed = []
-    if created:
-        for item in request.POST.getall("photos"):
-            if not hasattr(item, "file"):
-                continue
-            try:
-                storage.save_upload(request, incident, item, None if incident.anonymous else user.id)
-            except storage.Refused:
-                failed.append(item.filename)
-    # A report without a name gets its follow-up code, shown on this answer
-    # only (the thanks page a redirect leads to cannot show it again).
-    code = issue_code(request, incident) if created and incident.anonymous else None
-    if failed or code:
-        # The files not kept are named by this answer itself: the address
-        # must not write what the page says (anyone can craft one).
-        request.override_renderer = "incidents/thanks.html"
-        return thanks_values(request, incident) | {
-            "failed": failed, "follow_up_code": code,
-            "follow_up_url": follow_up_url(request, code) if code else None}
-    return HTTPFound(request.route_path("page.incident_thanks", _query={"report": incident.client_id}))
-
-
-def thanks(request: Request) -> dict[str, Any]:
-    """The report's reference, to who filed it only: the address names the
-    report by its clientId (a random UUID the form was given), and the page
-    answers as a retry of that clientId would (`filing.filed_by`: the
-    reporter of a named report; any signed-in user holding the clientId of
-    an anonymous one, which names no reporter); 404 otherwise, like every
-    page for what the caller cannot see. By `?number=N` it told anyone
-    whether N existed and whether it was anonymous."""
-    try:
-        client_id = str(uuid.UUID(request.GET.get("report", "")[:64]))
-    except ValueError:
-        raise HTTPNotFound() from None
-    identity = request.identity
-    incident = filing.find_by_client_id(request.dbsession, identity.account.organization_id, client_id)
-    if (incident is None or incident.number is None
-            or not filing.filed_by(incident, filing.user_filer(incident.anonymous, identity.user_id))):
-        raise HTTPNotFound()
-    return thanks_values(request, incident)
-
-
-def thanks_values(request: Request, incident: Incident) -> dict[str, Any]:
-    visible = sees_everything(request.identity) or incident.reporter_id == request.identity.user_id
-    return {"reference": incident.reference, "number": incident.number, "visible": visible,
-            "anonymous": incident.anonymous, "failed": [], "follow_up_code": None}
-
-
-def area_picker(request: Request) -> dict[str, Any]:
-    """The area select of the chosen site (htmx swaps it when the site changes)."""
-    raw = request.GET.get("siteId", "")
-    site_id = int(raw) if raw.isdigit() and len(raw) <= 9 else None
-    sites = active_sites(request)
-    return {"sites": [s for s in sites if s["id"] == site_id] if site_id else sites,
-            "values": {"siteId": site_id, "areaId": None}, "errors": {},
-            "field": request.GET.get("field") or "areaId"}
-
-
 def includeme(config: Configurator) -> None:
     # The page's values, for the other packages' forms that answer with the whole page.
     config.add_request_method(detail_values, "incident_page_values")
     # The comments, a panel of the page like any other (its template draws its own section).
     config.add_incident_panel("comments", "incidents/comments.html", permission=Permission.view_incident,
                               order=1000, framed=False)
-    config.add_route("page.incidents", "/incidents")
-    config.add_route("page.incident_go", "/incidents/go")
-    config.add_route("page.incident_new", "/incidents/new")
-    config.add_route("page.incident_thanks", "/incidents/new/thanks")
-    config.add_route("page.area_picker", "/incidents/areas")
-    config.add_route("page.incidents_export", "/incidents/export.csv")
     config.add_route("page.incident", PAGE, factory=page_factory)
     config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
     config.add_route("page.incident_edit", PAGE + "/edit", factory=FACTORY)
     config.add_route("page.incident_comments", PAGE + "/comments", factory=FACTORY)
     config.add_route("page.incident_attachments", PAGE + "/attachments", factory=FACTORY)
     view = config.add_view
-    signed_in = Permission.signed_in
-    view(incident_list_page, route_name="page.incidents", request_method="GET",
-         renderer="incidents/list.html", permission=signed_in)
-    view(go_to_incident, route_name="page.incident_go", request_method="GET", permission=signed_in)
-    view(export_for_people, route_name="page.incidents_export", request_method="GET", permission=signed_in,
-         query=listing.list_schema)
-    view(report_form, route_name="page.incident_new", request_method="GET",
-         renderer="incidents/new.html", permission=signed_in)
-    view(report, route_name="page.incident_new", request_method="POST",
-         renderer="incidents/new.html", permission=signed_in)
-    view(thanks, route_name="page.incident_thanks", request_method="GET",
-         renderer="incidents/thanks.html", permission=signed_in)
-    view(area_picker, route_name="page.area_picker", request_method="GET",
-         renderer="incidents/area_select.html", permission=signed_in)
     view(incident_detail, route_name="page.incident", request_method="GET",
          renderer="incidents/detail.html", permission=Permission.view_incident)
     view(transition, route_name="page.incident_transition", request_method="POST",
@@ -617,5 +395,3 @@ def includeme(config: Configurator) -> None:
          renderer="incidents/detail.html", permission=Permission.comment_incident)
     view(upload, route_name="page.incident_attachments", request_method="POST",
          renderer="incidents/detail.html", permission=Permission.upload_attachment)
-    config.add_nav_item("incidents", "Incidents", "page.incidents", permission=signed_in, order=20)
-    config.add_nav_item("report", "Report", "page.incident_new", permission=signed_in, order=30)
