@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from babel.dates import format_datetime
-from sqlalchemy import ColumnElement, String, Text, and_, or_
 
 from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
@@ -79,6 +78,9 @@ def recalculate(case: InjuryCase) -> None:
     case.outcome = result.outcome.value if result.outcome else None
     case.effective_case_type = result.case_type.value if result.case_type else None
     case.effective_privacy = result.privacy
+    # Kept with the decision, from the same answers: home counts the cases
+    # missing fields through a partial index on it (issue #42 item 2).
+    case.incomplete = bool(missing_fields(case))
 
 
 @dataclass(frozen=True)
@@ -187,27 +189,6 @@ def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
     if case.outcome == Outcome.restricted and not case.days_restricted:
         missing.append("daysRestricted")
     return missing
-
-
-def missing_condition() -> ColumnElement[bool]:
-    """`missing_fields(case)` is not empty, as SQL: the home card counts
-    the cases missing fields and names five without loading every
-    recordable case of the year (issue #42 item 2). The same rule as
-    `missing_fields`, field for field; a test holds the two to the same
-    answers."""
-    checks: list[ColumnElement[bool]] = []
-    for name in REQUIRED_FIELDS:
-        column = getattr(InjuryCase, CASE_FIELDS[name][0])
-        checks.append(column.is_(None))
-        if isinstance(column.type, String | Text):
-            checks.append(column == "")
-    checks += [InjuryCase.effective_case_type.is_(None),
-               and_(InjuryCase.died.is_(True), InjuryCase.date_of_death.is_(None)),
-               and_(InjuryCase.outcome == Outcome.days_away.value,
-                    or_(InjuryCase.days_away.is_(None), InjuryCase.days_away == 0)),
-               and_(InjuryCase.outcome == Outcome.restricted.value,
-                    or_(InjuryCase.days_restricted.is_(None), InjuryCase.days_restricted == 0))]
-    return and_(InjuryCase.recordable.is_(True), or_(*checks))
 
 
 def numbered(incident_number: int, sequence: int) -> str:

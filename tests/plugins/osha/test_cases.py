@@ -415,16 +415,31 @@ def test_missing_fields_by_outcome(manager: Any, site: int) -> None:
 
 
 def sql_agrees_with_missing_fields(dbsession: Any) -> None:
-    """The home card's count in SQL (`missing_condition`) names exactly the
-    cases `missing_fields` finds something missing in (issue #42 item 2: a
-    speed change gives the plain code's answer)."""
-    from sqlalchemy import select
+    """The home card's count in SQL (the stored `incomplete`, and the
+    migration's fill of it, osha_0010's BACKFILL) names exactly the cases
+    `missing_fields` finds something missing in (issue #42 item 2: a speed
+    change gives the plain code's answer)."""
+    import importlib.util
+    from pathlib import Path
 
-    from ehs_plugins.osha.cases import missing_condition, missing_fields
+    from sqlalchemy import select, text
+
+    import ehs_plugins.osha
+    from ehs_plugins.osha.cases import missing_fields
     from ehs_plugins.osha.models import InjuryCase
+    path = Path(ehs_plugins.osha.__file__).parent / "migrations" / "versions" / "osha_0010_perfdata_home.py"
+    spec = importlib.util.spec_from_file_location("osha_0010_perfdata_home", path)
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    incomplete = select(InjuryCase.id).where(InjuryCase.incomplete.is_(True))
     dbsession.expire_all()
     plain = {case.id for case in dbsession.execute(select(InjuryCase)).scalars() if missing_fields(case)}
-    assert set(dbsession.execute(select(InjuryCase.id).where(missing_condition())).scalars()) == plain
+    assert set(dbsession.execute(incomplete).scalars()) == plain
+    with dbsession.begin_nested() as nested:
+        dbsession.execute(text("UPDATE osha_cases SET incomplete = NOT incomplete"))
+        dbsession.execute(text(migration.BACKFILL))
+        assert set(dbsession.execute(incomplete).scalars()) == plain
+        nested.rollback()
 
 
 def test_the_missing_fields_counted_in_sql_are_those_of_each_case(manager: Any, site: int,
