@@ -22,6 +22,12 @@ from sqlalchemy.orm import Mapped, mapped_column
 from ehs_core.db import Base, UTCDateTime, utcnow
 from ehs_core.incidents.models import Incident
 
+# A case that may owe OSHA a direct report (1904.39) and was not reported:
+# written as home's query writes it (`pages.cards`), so PostgreSQL sees
+# that the query implies it.
+SEVERE_UNREPORTED = ("reported_to_osha_at IS NULL AND (died IS true OR inpatient_hospitalization IS true "
+                     "OR amputation IS true OR loss_of_eye IS true)")
+
 
 class InjuryCase(Base):
     """One injured or ill person on an incident: the recordkeeping answers,
@@ -31,7 +37,10 @@ class InjuryCase(Base):
     __table_args__ = (UniqueConstraint("incident_id", "sequence", name="uq_osha_cases_incident_sequence"),
                       # The few recordable cases still missing fields, for home's count (osha_0010).
                       Index("ix_osha_cases_incomplete", "incident_id", postgresql_where=text("incomplete"),
-                            sqlite_where=text("incomplete")))
+                            sqlite_where=text("incomplete")),
+                      # Severe cases not yet reported to OSHA (1904.39), for home (osha_0010).
+                      Index("ix_osha_cases_severe_unreported", "incident_id",
+                            postgresql_where=text(SEVERE_UNREPORTED), sqlite_where=text(SEVERE_UNREPORTED)))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
