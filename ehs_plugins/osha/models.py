@@ -35,10 +35,10 @@ class InjuryCase(Base):
 
     __tablename__ = "osha_cases"
     __table_args__ = (UniqueConstraint("incident_id", "sequence", name="uq_osha_cases_incident_sequence"),
-                      # The few recordable cases still missing fields, for home's count (osha_0010).
+                      # The few recordable cases still missing fields, for home's count (osha_0012).
                       Index("ix_osha_cases_incomplete", "incident_id", postgresql_where=text("incomplete"),
                             sqlite_where=text("incomplete")),
-                      # Severe cases not yet reported to OSHA (1904.39), for home (osha_0010).
+                      # Severe cases not yet reported to OSHA (1904.39), for home (osha_0012).
                       Index("ix_osha_cases_severe_unreported", "incident_id",
                             postgresql_where=text(SEVERE_UNREPORTED), sqlite_where=text(SEVERE_UNREPORTED)))
 
@@ -183,7 +183,7 @@ class PdfJob(Base):
 Index("ix_osha_incidents_site_occurred", Incident.site_id, Incident.occurred_at)
 # Home's injuries and illnesses of the year without a case (`pages.cards`):
 # the organization's incidents of those types by date, read from the index
-# alone (migration osha_0010).
+# alone (migration osha_0012).
 Index("ix_osha_incidents_injured", Incident.organization_id, Incident.occurred_at,
       postgresql_include=["id", "number"], postgresql_where=text("type IN ('injury', 'illness')"),
       sqlite_where=text("type IN ('injury', 'illness')"))

@@ -416,7 +416,7 @@ def test_missing_fields_by_outcome(manager: Any, site: int) -> None:
 
 def sql_agrees_with_missing_fields(dbsession: Any) -> None:
     """The home card's count in SQL (the stored `incomplete`, and the
-    migration's fill of it, osha_0010's BACKFILL) names exactly the cases
+    migration's fill of it, osha_0012's BACKFILL) names exactly the cases
     `missing_fields` finds something missing in (issue #42 item 2: a speed
     change gives the plain code's answer)."""
     import importlib.util
@@ -427,8 +427,8 @@ def sql_agrees_with_missing_fields(dbsession: Any) -> None:
     import ehs_plugins.osha
     from ehs_plugins.osha.cases import missing_fields
     from ehs_plugins.osha.models import InjuryCase
-    path = Path(ehs_plugins.osha.__file__).parent / "migrations" / "versions" / "osha_0010_perfdata_home.py"
-    spec = importlib.util.spec_from_file_location("osha_0010_perfdata_home", path)
+    path = Path(ehs_plugins.osha.__file__).parent / "migrations" / "versions" / "osha_0012_perfdata_home.py"
+    spec = importlib.util.spec_from_file_location("osha_0012_perfdata_home", path)
     migration = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(migration)
     incomplete = select(InjuryCase.id).where(InjuryCase.incomplete.is_(True))

@@ -16,26 +16,27 @@
   organization down the number index: 66,000 buffers, ~100-200 ms at
   100,000 incidents; now ~100).
 
-Revision ID: osha_0010
-Revises: osha_0009
+Revision ID: osha_0012
+Revises: osha_0011
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = 'osha_0010'
-down_revision = 'osha_0009'
+revision = 'osha_0012'
+down_revision = 'osha_0011'
 branch_labels = None
 depends_on = None
 
-# cases.missing_fields, as SQL (its REQUIRED_FIELDS, texts also when empty;
-# the case type; the date of death; the days of the outcome).
+# cases.missing_fields, as SQL (its REQUIRED_FIELDS, texts also when empty,
+# the part of body in words or as a code (bodyparts.words); the case type; the date of death; the days of the outcome).
 BACKFILL = """
 UPDATE osha_cases SET incomplete = (recordable AND (
   job_title IS NULL OR job_title = '' OR employee_address IS NULL OR employee_address = ''
   OR date_of_birth IS NULL OR date_of_hire IS NULL OR sex IS NULL OR sex = ''
   OR time_started_work IS NULL OR time_started_work = '' OR activity_before IS NULL OR activity_before = ''
   OR what_happened IS NULL OR what_happened = '' OR nature_of_injury IS NULL OR nature_of_injury = ''
-  OR body_part IS NULL OR body_part = '' OR object_substance IS NULL OR object_substance = ''
+  OR ((body_part IS NULL OR body_part = '') AND body_part_code IS NULL)
+  OR object_substance IS NULL OR object_substance = ''
   OR treated_in_emergency_room IS NULL OR effective_case_type IS NULL
   OR (died AND date_of_death IS NULL)
   OR (outcome = 'days_away' AND coalesce(days_away, 0) = 0)

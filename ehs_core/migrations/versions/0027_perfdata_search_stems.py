@@ -24,14 +24,14 @@ transaction of each change, filled here from the existing incidents.
 
 Neither is mapped by the models (`search.SEARCH_OBJECTS`).
 
-Revision ID: 0025_perfdata_search_stems
-Revises: 0024_webhooks
+Revision ID: 0027_perfdata_search_stems
+Revises: 0026_people_involved
 Create Date: 2026-11-28
 """
 from alembic import op
 
-revision = '0025_perfdata_search_stems'
-down_revision = '0024_webhooks'
+revision = '0027_perfdata_search_stems'
+down_revision = '0026_people_involved'
 branch_labels = None
 depends_on = None
 
