@@ -83,7 +83,7 @@ class Incident(Base):
         Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
         # Home's serious incidents of the last 30 days (reported or occurred
         # since): with the one above, a BitmapOr of the two ranges instead of
-        # every high and critical incident (migration 0028_perfdata_home_index).
+        # every high and critical incident (migration 0029_perfdata_home_index).
         Index("ix_incidents_org_created", "organization_id", "created_at"),
         # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
         # there (pg_trgm; updated at each write rather than through GIN's

@@ -53,7 +53,7 @@ walking the number index (`hydraulic` at 100,000 incidents: ~650 rows
 checked with ILIKE before, ~90 read from the index now).
 
 A text that is one word also finds the word's other forms (issue #42 item
-3, migration 0027_perfdata_search_stems): "ladders" finds "ladder",
+3, migration 0028_perfdata_search_stems): "ladders" finds "ladder",
 "injury" finds "injuries". The rule, on top of the one above: the incident
 has, whole, a word of the same English stem as the text. On PostgreSQL the
 stem is PostgreSQL's English Snowball stemmer (`ehs_search_stem`, a

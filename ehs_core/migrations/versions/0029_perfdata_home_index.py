@@ -7,14 +7,14 @@ critical incident (25,000 heap rows, ~60-90 ms at 100,000 incidents) to
 keep 150-700. With (organization_id, created_at) beside it the two ranges
 are ORed in a bitmap (~230 buffers, ~2 ms).
 
-Revision ID: 0028_perfdata_home_index
-Revises: 0027_perfdata_search_stems
+Revision ID: 0029_perfdata_home_index
+Revises: 0028_perfdata_search_stems
 Create Date: 2026-11-28
 """
 from alembic import op
 
-revision = '0028_perfdata_home_index'
-down_revision = '0027_perfdata_search_stems'
+revision = '0029_perfdata_home_index'
+down_revision = '0028_perfdata_search_stems'
 branch_labels = None
 depends_on = None
 

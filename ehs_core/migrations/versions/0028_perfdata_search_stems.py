@@ -24,14 +24,14 @@ transaction of each change, filled here from the existing incidents.
 
 Neither is mapped by the models (`search.SEARCH_OBJECTS`).
 
-Revision ID: 0027_perfdata_search_stems
-Revises: 0026_people_involved
+Revision ID: 0028_perfdata_search_stems
+Revises: 0027_followup_codes_and_messages
 Create Date: 2026-11-28
 """
 from alembic import op
 
-revision = '0027_perfdata_search_stems'
-down_revision = '0026_people_involved'
+revision = '0028_perfdata_search_stems'
+down_revision = '0027_followup_codes_and_messages'
 branch_labels = None
 depends_on = None
 
