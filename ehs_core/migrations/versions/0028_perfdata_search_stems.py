@@ -25,13 +25,13 @@ transaction of each change, filled here from the existing incidents.
 Neither is mapped by the models (`search.SEARCH_OBJECTS`).
 
 Revision ID: 0028_perfdata_search_stems
-Revises: 0027_followup_codes_and_messages
+Revises: 0027_followup
 Create Date: 2026-11-28
 """
 from alembic import op
 
 revision = '0028_perfdata_search_stems'
-down_revision = '0027_followup_codes_and_messages'
+down_revision = '0027_followup'
 branch_labels = None
 depends_on = None
 
