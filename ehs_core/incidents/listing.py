@@ -118,7 +118,8 @@ def list_query(request: Request, query: dict[str, Any], words: search.Lookup | N
     stmt = select(Incident).where(Incident.organization_id == identity.account.organization_id)
     stmt = visible_incidents(stmt, identity)
     if query.get("q"):
-        stmt = stmt.where(words.condition if words is not None else search.walking(query["q"]))
+        stmt = stmt.where(words.condition if words is not None else search.walking(
+            query["q"], request.dbsession.get_bind().dialect.name))
     for item in extensions.filters(request):
         if query.get(item.name) is not None:
             stmt = item.apply(stmt, query[item.name], request)

@@ -81,6 +81,10 @@ class Incident(Base):
               postgresql_where=UNDER_INVESTIGATION, sqlite_where=UNDER_INVESTIGATION),
         # Statistics, the OSHA log and rates select by when incidents occurred.
         Index("ix_incidents_org_occurred", "organization_id", "occurred_at"),
+        # Home's serious incidents of the last 30 days (reported or occurred
+        # since): with the one above, a BitmapOr of the two ranges instead of
+        # every high and critical incident (migration 0029_perfdata_home_index).
+        Index("ix_incidents_org_created", "organization_id", "created_at"),
         # The list's `q` filter (ILIKE '%…%' on PostgreSQL): trigram indexes
         # there (pg_trgm; updated at each write rather than through GIN's
         # pending list, which queries would have to scan); plain ones on

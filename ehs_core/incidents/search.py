@@ -52,6 +52,22 @@ through windows of the newest numbers ANDed with the word index before
 walking the number index (`hydraulic` at 100,000 incidents: ~650 rows
 checked with ILIKE before, ~90 read from the index now).
 
+A text that is one word also finds the word's other forms (issue #42 item
+3, migration 0028_perfdata_search_stems): "ladders" finds "ladder",
+"injury" finds "injuries". The rule, on top of the one above: the incident
+has, whole, a word of the same English stem as the text. On PostgreSQL the
+stem is PostgreSQL's English Snowball stemmer (`ehs_search_stem`, a
+b-tree on `incident_words`), and the listed words of the text's stem that
+do not contain it (its *siblings*; those that do are found already) join
+the words looked up in the word index: the same statements, the same
+plans. Row by row (`walking`, the `many` part of `newest`) a sibling is a
+whole run of the title, description or location (`~*` with the runs'
+boundaries). On SQLite it is the Porter stemmer of an FTS5 index
+(`incidents_fts`, kept by triggers), ORed as a subquery (`stemmed`).
+A text of more than one run (`broken ladders`, `INC-0042`) is matched as
+before, as a substring only: matching each of its words by stem would
+change what a phrase finds ("hose  burst", "rack-a" match nothing).
+
 Runs longer than 600 characters are kept as overlapping pieces of 600
 every 200 (index entries have a size limit), so any text of up to 400
 characters inside such a run is inside one piece; `q` is at most 200
@@ -87,7 +103,10 @@ SEARCH_WORDS = func.ehs_search_words(Incident.title, Incident.description, Incid
 # The schema objects of the word search, made by migrations 0009 and 0013 on
 # PostgreSQL only and left out of comparisons with the models.
 SEARCH_OBJECTS = frozenset({"ix_incidents_search_words", "incident_words", "pk_incident_words",
-                            "ix_incident_words_trgm", "incident_word_counts", "pk_incident_word_counts"})
+                            "ix_incident_words_trgm", "incident_word_counts", "pk_incident_word_counts",
+                            "ix_incident_words_stem", "incidents_fts", "incidents_fts_data",
+                            "incidents_fts_idx", "incidents_fts_docsize", "incidents_fts_config",
+                            "incidents_fts_content"})
 # A run that more listed words contain than this (a letter or two: "a",
 # "ab") narrows nothing worth an index lookup of each; it is left to ILIKE.
 MAX_WORDS = 1000
@@ -95,15 +114,28 @@ MAX_WORDS = 1000
 # For each run of letters and digits of the lower-cased text: the listed
 # words that contain it (at most MAX_WORDS + 1), the most incidents of the
 # organization one of them is in (migration 0013_search_word_counts), and
-# whether the text is that one run. A run holds no LIKE wildcard (% and _
-# are not letters). (OFFSET 0 keeps the words one array, made once.)
+# whether the text is that one run; and the run's siblings (the listed
+# words of its stem that do not contain it), which a text that is one run
+# also matches. A run holds no LIKE wildcard (% and _ are not letters).
+# (OFFSET 0 keeps the words one array, made once.)
 _RUNS = text(
-    "SELECT lower(:q) ~ '^[[:alnum:]]+$' AS whole, found.words, "
-    "(SELECT max(incidents) FROM incident_word_counts "
-    "WHERE organization_id = :organization_id AND word = ANY(found.words)) AS most "
+    "SELECT lower(:q) ~ '^[[:alnum:]]+$' AS whole, found.words, found.siblings, "
+    "(SELECT max(incidents) FROM incident_word_counts WHERE organization_id = :organization_id "
+    "AND word = ANY(found.words || found.siblings)) AS most "
     "FROM regexp_split_to_table(lower(:q), '[^[:alnum:]]+') AS run, LATERAL ("
-    "SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || run || '%' LIMIT :limit) AS words "
+    "SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || run || '%' LIMIT :limit) AS words, "
+    "ARRAY(SELECT word FROM incident_words WHERE ehs_search_stem(word) = ehs_search_stem(run) "
+    "AND word NOT LIKE '%' || run || '%' ORDER BY word) AS siblings "
     "OFFSET 0) AS found WHERE run <> ''")
+
+# The siblings of a text that is one run (none for any other), as the
+# pattern of a whole run among the runs of a text, for `~*` (NULL: none).
+# Siblings are runs of letters and digits: nothing in them is a regex
+# operator.
+_SIBLING_PATTERN = text(
+    "SELECT '(^|[^[:alnum:]])(' || string_agg(word, '|' ORDER BY word) || ')($|[^[:alnum:]])' "
+    "FROM incident_words WHERE lower(:q) ~ '^[[:alnum:]]+$' "
+    "AND ehs_search_stem(word) = ehs_search_stem(lower(:q)) AND word NOT LIKE '%' || lower(:q) || '%'")
 
 
 @dataclass(frozen=True)
@@ -133,29 +165,59 @@ def named_number(q: str) -> int | None:
 
 
 def look_up(request: Request, q: str) -> Lookup:
-    """`q` as a condition on incidents (`substring` and the number), served
-    by the word index on PostgreSQL (one statement to look the words up)."""
+    """`q` as a condition on incidents (`substring`, the word's other forms
+    and the number), served by the word index on PostgreSQL (one statement
+    to look the words and the siblings up)."""
     if request.dbsession.get_bind().dialect.name != "postgresql":
-        return Lookup(with_number(substring(q), q))
+        return Lookup(walking(q, "sqlite"))
     organization_id = request.identity.account.organization_id
     runs = request.dbsession.execute(_RUNS, {"q": q, "limit": MAX_WORDS + 1,
                                              "organization_id": organization_id}).all()
     narrowing = [hidden(list(run.words)) for run in runs if len(run.words) <= MAX_WORDS]
     whole = len(runs) == 1 and runs[0].whole
+    siblings = list(runs[0].siblings) if whole else []
     if whole and narrowing:
-        matched = SEARCH_WORDS.overlap(narrowing[0])  # exact: nothing to recheck
+        # exact: nothing to recheck (the words that contain it, and its siblings)
+        matched = SEARCH_WORDS.overlap(hidden(list(runs[0].words) + siblings))
     else:
         matched = and_(*(SEARCH_WORDS.overlap(words) for words in narrowing), substring(q))
+        if siblings:
+            matched = or_(matched, SEARCH_WORDS.overlap(hidden(siblings, "siblings")))
     return Lookup(with_number(matched, q), (runs[0].most or 0) if whole else 0)
 
 
-def hidden(words: list[str]) -> ScalarSelect:
+def hidden(words: list[str], name: str = "words") -> ScalarSelect:
     """The words as a subquery, a value the planner does not look into: it
     then plans every word alike (a few hundred matches, read through the
     index) instead of a sequential scan for a word it knows to be in most
     incidents, which would work out the words of each row it reads; and a
     prepared statement's generic plan is the plan every word gets anyway."""
-    return select(bindparam("words", words, type_=ARRAY(Text))).scalar_subquery()
+    return select(bindparam(name, words, type_=ARRAY(Text))).scalar_subquery()
+
+
+def one_word(q: str) -> bool:
+    """`q` is one run of letters and digits (on SQLite; PostgreSQL decides
+    it with its own `[[:alnum:]]`): only such a text is also matched by its
+    stem."""
+    return q.isalnum()
+
+
+def stemmed(q: str, dialect: str) -> ColumnElement[bool] | None:
+    """The incidents with a word of `q`'s stem, checked row by row (the
+    rule of the module's docstring), or None when `q` is not one word.
+    PostgreSQL: a sibling is a whole run of a text (`_SIBLING_PATTERN`,
+    worked out once per statement). SQLite: the FTS5 index with the Porter
+    stemmer (a subquery run once)."""
+    if dialect == "postgresql":
+        pattern = _SIBLING_PATTERN.bindparams(bindparam("q", q, type_=Text)).columns(
+            pattern=Text).scalar_subquery()
+        return or_(Incident.title.op("~*")(pattern), Incident.description.op("~*")(pattern),
+                   Incident.location_detail.op("~*")(pattern))
+    if not one_word(q):
+        return None
+    fts = text("SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH :stem_term").bindparams(
+        bindparam("stem_term", f'"{q}"', type_=Text)).columns(rowid=Integer)
+    return Incident.id.in_(fts)
 
 
 def with_number(matched: ColumnElement[bool], q: str) -> ColumnElement[bool]:
@@ -163,11 +225,12 @@ def with_number(matched: ColumnElement[bool], q: str) -> ColumnElement[bool]:
     return matched if number is None else or_(matched, Incident.number == number)
 
 
-def walking(q: str) -> ColumnElement[bool]:
+def walking(q: str, dialect: str) -> ColumnElement[bool]:
     """What `q` matches, checked row by row: the same answers as
     `Lookup.condition`, fit for any plan (a walk along the number index, the
-    export)."""
-    return with_number(substring(q), q)
+    export). `dialect`: the database's (how a word's stem is found)."""
+    by_stem = stemmed(q, dialect)
+    return with_number(substring(q) if by_stem is None else or_(substring(q), by_stem), q)
 
 
 def plain_word(q: str) -> bool:
@@ -212,22 +275,31 @@ WINDOWS = (3.0, 10.0)
 #   order below the previous, so the rows are the newest matches whatever
 #   the windows hold: their sizes only decide the cost.
 #
-# No listed word contains it (`unheard`): no incident does, and one row of
+# The text's siblings (words of its stem that do not contain it) are
+# looked up with the words that contain it, and checked row by row as whole
+# runs (`stems`, NULL when it has none).
+#
+# No listed word contains it nor is a sibling (`unheard`): no incident does, and one row of
 # nulls says so. (OFFSET 0 keeps the listed words one array, made once.)
 # The word index answers without a recheck only for the listed words, so
 # with more than MAX_WORDS of them (a letter or two) neither case answers
 # from it: `few` finds nothing and `many` walks from the top.
 _NEWEST = """WITH facts AS MATERIALIZED (
-  SELECT f.words, cardinality(f.words) <= {max_words} AS listed, cardinality(f.words) = 0 AS unheard,
+  SELECT f.words || f.siblings AS words, cardinality(f.words) <= {max_words} AS listed,
+    cardinality(f.words) + cardinality(f.siblings) = 0 AS unheard,
     coalesce(m.most, 0) > {bound} AS many,
     '%' || :q || '%' AS pattern, t.top,
+    CASE WHEN cardinality(f.siblings) > 0
+      THEN '(^|[^[:alnum:]])(' || array_to_string(f.siblings, '|') || ')($|[^[:alnum:]])' END AS stems,
     coalesce(m.most > {bound} AND m.most::float8 * m.most < {gate} * {n} * t.top, false) AS windowed,
     t.top - ceil({near} * {n} * t.top / nullif(m.most, 0))::bigint AS lo1,
     t.top - ceil({far} * {n} * t.top / nullif(m.most, 0))::bigint AS lo2
   FROM (SELECT ARRAY(SELECT word FROM incident_words WHERE word LIKE '%' || lower(:q) || '%'
-                     LIMIT {max_words} + 1) AS words OFFSET 0) AS f,
+                     LIMIT {max_words} + 1) AS words,
+               ARRAY(SELECT word FROM incident_words WHERE ehs_search_stem(word) = ehs_search_stem(lower(:q))
+                     AND word NOT LIKE '%' || lower(:q) || '%' ORDER BY word) AS siblings OFFSET 0) AS f,
   LATERAL (SELECT max(incidents) AS most FROM incident_word_counts
-           WHERE organization_id = :organization_id AND word = ANY(f.words)) AS m,
+           WHERE organization_id = :organization_id AND word = ANY(f.words || f.siblings)) AS m,
   LATERAL (SELECT coalesce(max(number), 0) AS top FROM incidents
            WHERE organization_id = :organization_id) AS t
 )
@@ -256,7 +328,8 @@ UNION ALL
    WHERE (SELECT many FROM facts) AND organization_id = :organization_id
      AND number <= (SELECT CASE WHEN listed AND windowed THEN lo2 ELSE top END FROM facts)
      AND (title ILIKE (SELECT pattern FROM facts) OR description ILIKE (SELECT pattern FROM facts)
-          OR location_detail ILIKE (SELECT pattern FROM facts))
+          OR location_detail ILIKE (SELECT pattern FROM facts) OR title ~* (SELECT stems FROM facts)
+          OR description ~* (SELECT stems FROM facts) OR location_detail ~* (SELECT stems FROM facts))
    ORDER BY number DESC LIMIT {n})
 ) AS newest LIMIT {size} + 1 OFFSET {offset})
 UNION ALL

@@ -78,6 +78,9 @@ def recalculate(case: InjuryCase) -> None:
     case.outcome = result.outcome.value if result.outcome else None
     case.effective_case_type = result.case_type.value if result.case_type else None
     case.effective_privacy = result.privacy
+    # Kept with the decision, from the same answers: home counts the cases
+    # missing fields through a partial index on it (issue #42 item 2).
+    case.incomplete = bool(missing_fields(case))
 
 
 @dataclass(frozen=True)
@@ -165,14 +168,17 @@ def wall_clock(moment: dt.datetime, zone: dt.tzinfo) -> str:
         f" ({name})" if name else "")
 
 
+# What Form 301 and the ITA case data need of every recordable case.
+REQUIRED_FIELDS = ("jobTitle", "employeeAddress", "dateOfBirth", "dateOfHire", "sex", "timeStartedWork",
+                   "activityBefore", "whatHappened", "natureOfInjury", "bodyPart", "objectSubstance",
+                   "treatedInEmergencyRoom")
+
+
 def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
     """Fields Form 301 and the ITA case data still need (recordable cases)."""
     if not case.recordable:
         return []
-    required = ["jobTitle", "employeeAddress", "dateOfBirth", "dateOfHire", "sex", "timeStartedWork",
-                "activityBefore", "whatHappened", "natureOfInjury", "bodyPart", "objectSubstance",
-                "treatedInEmergencyRoom"]
-    missing = [name for name in required if getattr(case, CASE_FIELDS[name][0]) in (None, "")
+    missing = [name for name in REQUIRED_FIELDS if getattr(case, CASE_FIELDS[name][0]) in (None, "")
                and not (name == "bodyPart" and bodyparts.words(case))]
     if case.effective_case_type is None:
         missing.append("caseType")
@@ -183,6 +189,11 @@ def missing_fields(case: InjuryCase | LoggedCase) -> list[str]:
     if case.outcome == Outcome.restricted and not case.days_restricted:
         missing.append("daysRestricted")
     return missing
+
+
+def numbered(incident_number: int, sequence: int) -> str:
+    """A case's number from its incident's number and its sequence (`case_number`)."""
+    return reference(incident_number) if sequence == 1 else f"{reference(incident_number)}-{sequence}"
 
 
 def case_json(case: InjuryCase, incident: Incident, zone: dt.tzinfo) -> dict[str, Any]:

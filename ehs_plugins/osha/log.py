@@ -176,6 +176,42 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
     return list(by_site.values())
 
 
+# What the 300A's totals read of a case (`SiteYear.totals`, with its open
+# periods counted up to today): the summary page reads no more.
+TOTAL_FIELDS = ("id", "outcome", "days_away", "days_restricted", "effective_case_type", "periods")
+TOTAL_COLUMNS = tuple((key, column) for key, column in CASE_COLUMNS if key in TOTAL_FIELDS)
+
+
+def load_totals(dbsession: Session, registry: Registry, site: Site, year: int) -> SiteYear:
+    """The site-year of the 300A summary page: its hours and, for the
+    totals, the cases' outcome, days and type only (`TOTAL_COLUMNS`), with
+    the same year on the establishment's clock and the same open periods as
+    `load`, so the same `SiteYear.totals` (issue #42 item 2: the page read
+    every column of every case, made the log's rows and ran the ITA checks
+    to show twelve numbers). Through the (site_id, occurred_at) index."""
+    item = SiteYear(site, year, site_zone(site.timezone, registry))
+    start, end = year_bounds(year)
+    keys = [key for key, _ in TOTAL_COLUMNS]
+    rows = dbsession.connection().execute(
+        select(*(column for _, column in TOTAL_COLUMNS), Incident.occurred_at)
+        .join(Incident, Incident.id == InjuryCase.incident_id)
+        .where(Incident.site_id == site.id, InjuryCase.recordable.is_(True),
+               Incident.occurred_at >= start, Incident.occurred_at < end))
+    for row in rows.all():
+        local = row[-1].astimezone(item.zone)
+        if local.year != year:
+            continue  # an incident of the neighbouring year (the bounds are wide)
+        case = LoggedCase(dict(zip(keys, row)))  # noqa: B905 (keys: the first columns)
+        if case.periods:
+            periods = days.parse(case.periods)
+            if days.is_open(periods):
+                case.days_away, case.days_restricted = days.count_days(
+                    periods, local.date(), utcnow().astimezone(item.zone).date())
+        item.cases.append((case, None))  # type: ignore[arg-type] (totals read no incident)
+    read_months(dbsession, {site.id: item}, year)
+    return item
+
+
 def count_open_periods(case: LoggedCase, incident: LoggedIncident, zone: dt.tzinfo) -> None:
     """A case with a period of days still open counts it up to today on the
     establishment's clock (1904.7(b)(3)(ii)): the stored counts are those of

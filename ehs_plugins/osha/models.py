@@ -15,11 +15,18 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ehs_core.db import Base, UTCDateTime, utcnow
 from ehs_core.incidents.models import Incident
+
+# A case that may owe OSHA a direct report (1904.39) and was not reported:
+# written as home's query writes it (`pages.cards`), so PostgreSQL sees
+# that the query implies it.
+SEVERE_UNREPORTED = ("reported_to_osha_at IS NULL AND (died IS true OR inpatient_hospitalization IS true "
+                     "OR amputation IS true OR loss_of_eye IS true)")
 
 
 class InjuryCase(Base):
@@ -27,7 +34,13 @@ class InjuryCase(Base):
     the Form 301 data and the classification computed from the answers."""
 
     __tablename__ = "osha_cases"
-    __table_args__ = (UniqueConstraint("incident_id", "sequence", name="uq_osha_cases_incident_sequence"),)
+    __table_args__ = (UniqueConstraint("incident_id", "sequence", name="uq_osha_cases_incident_sequence"),
+                      # The few recordable cases still missing fields, for home's count (osha_0012).
+                      Index("ix_osha_cases_incomplete", "incident_id", postgresql_where=text("incomplete"),
+                            sqlite_where=text("incomplete")),
+                      # Severe cases not yet reported to OSHA (1904.39), for home (osha_0012).
+                      Index("ix_osha_cases_severe_unreported", "incident_id",
+                            postgresql_where=text(SEVERE_UNREPORTED), sqlite_where=text(SEVERE_UNREPORTED)))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
@@ -95,6 +108,9 @@ class InjuryCase(Base):
     outcome: Mapped[str | None] = mapped_column(String(30), nullable=True)
     effective_case_type: Mapped[str | None] = mapped_column(String(30), nullable=True)
     effective_privacy: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A recordable case Form 301 or the ITA case file still needs fields of
+    # (`cases.missing_fields` is not empty), set with the decision.
+    incomplete: Mapped[bool] = mapped_column(Boolean, default=False)
     # When safety managers were told a direct report is due (sent once).
     severe_notice_sent_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -165,6 +181,12 @@ class PdfJob(Base):
 # The 300 Log reads a site's incidents of one year (log.load); the index is on
 # the core's table and comes and goes with this plugin (migration osha_0004).
 Index("ix_osha_incidents_site_occurred", Incident.site_id, Incident.occurred_at)
+# Home's injuries and illnesses of the year without a case (`pages.cards`):
+# the organization's incidents of those types by date, read from the index
+# alone (migration osha_0012).
+Index("ix_osha_incidents_injured", Incident.organization_id, Incident.occurred_at,
+      postgresql_include=["id", "number"], postgresql_where=text("type IN ('injury', 'illness')"),
+      sqlite_where=text("type IN ('injury', 'illness')"))
 
 
 class AccessRequest(Base):

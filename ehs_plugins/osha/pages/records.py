@@ -29,7 +29,7 @@ from ehs_plugins.osha.certification import (
 )
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import SiteYear, active_site_names, load, load_months, log_json
+from ehs_plugins.osha.log import SiteYear, active_site_names, load, load_months, load_totals, log_json
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries
@@ -144,9 +144,26 @@ def log_page(request: Request) -> dict[str, Any]:
 # --- 300A ------------------------------------------------------------------
 
 
+def summary_values(request: Request, choice: Choice) -> dict[str, Any]:
+    """What the 300A page shows: the totals, hours and employees, the
+    months missing and the certification (`log.load_totals`: not the log's
+    rows nor the ITA checks, which the page does not show)."""
+    values: dict[str, Any] = {**choice.values(), **labels(request), "item": None}
+    if choice.site is None:
+        return values
+    item = load_totals(request.dbsession, request.registry, choice.site, choice.year)
+    cert = certification_of(request.dbsession, choice.site, choice.year)
+    months_missing = [MONTHS[m - 1] for m in range(1, 13)
+                      if m not in item.months or item.months[m].hours is None]
+    data = {"totals": dict(item.totals), "totalHoursWorked": item.total_hours_whole,
+            "annualAverageEmployees": item.annual_average_employees}
+    return {**values, "item": item, "data": data, "months_missing": months_missing,
+            "certification": certification_json(cert), "type_columns": TYPE_COLUMNS}
+
+
 def summary_page(request: Request) -> dict[str, Any]:
     choice = Choice(request)
-    values = log_values(request, choice)
+    values = summary_values(request, choice)
     cert = values.get("certification") or certification_json(None)
     return {**values, "form": cert, "form_errors": {}}
 
@@ -165,7 +182,7 @@ def save_certification(request: Request) -> Any:
         certify(request.dbsession, choice.site, choice.year, data)
     except (colander.Invalid, DomainError) as exc:
         request.response.status = 400
-        return {**log_values(request, choice), "form": raw, "form_errors": errors_of(exc)}
+        return {**summary_values(request, choice), "form": raw, "form_errors": errors_of(exc)}
     return HTTPFound(request.route_path("page.osha_summary", _query=choice.query(notice="saved"),
                                         _anchor="certification"))
 

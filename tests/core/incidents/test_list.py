@@ -319,8 +319,78 @@ def test_q_finds_text_inside_words_across_words_and_around_punctuation(admin):
     file_report(admin, site["id"], title="Hydraulic hose burst", description="oil on floor")         # 2
     for q, expected in [("ork", [1]), ("klift", [1]), ("ft near", [1]), ("rack a-1", [1]), ("a-12", [1]),
                         ("12", [1]), ("aisle 3", [1]), ("e 3", [1]), ("c hose", [2]), ("l on fl", [2]),
-                        ("hose  burst", []), ("rack-a", []), ("forklifts", [])]:
+                        ("hose  burst", []), ("rack-a", []), ("forklifts", [1]), ("forklifty", [])]:
         assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected, q
+
+
+# --- a word finds its other forms (issue #42 item 3) -------------------------------------------
+
+
+def stem_fixture(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Ladder slipped", description="Worker fell two rungs")        # 1
+    file_report(admin, site["id"], title="Two ladders left in the aisle")                             # 2
+    file_report(admin, site["id"], title="Minor injuries", locationDetail="Stepladder store")          # 3
+    file_report(admin, site["id"], title="Forklift near miss", description="Injury avoided")           # 4
+    return site
+
+
+@pytest.mark.parametrize(("q", "expected"), [
+    ("ladders", [2, 1]),       # the plural finds the singular (and itself)
+    ("ladder", [3, 2, 1]),     # the singular finds the plural, and stays a substring ("Stepladder")
+    ("LADDERS", [2, 1]),
+    ("injury", [4, 3]),        # injury / injuries: one stem, neither inside the other
+    ("injuries", [4, 3]),
+    ("rung", [1]),
+    ("worker", [1]),
+    ("workers", [1]),
+    ("lad", [3, 2, 1]),        # a substring is still found
+    ("the", [2]),              # a stop word has no stem: only the substring ("in the aisle")
+    ("INC-0004", [4]),         # the number, as before
+    ("4", [4]),
+    ("ladders left", [2]),     # more than one word: a substring, as before
+    ("ladder slip", [1]),
+])
+def test_a_word_finds_its_plural_and_singular(admin, q, expected):
+    stem_fixture(admin)
+    assert listed_numbers(admin, "?" + urlencode({"q": q})) == expected, q
+
+
+def test_a_word_finds_its_other_forms_in_every_order_and_past_the_bound(admin, bound):
+    """The stems hold on every path a search takes: sorted (the word index),
+    newest first within and beyond the count's bound (the walk along the
+    numbers checks each row), and in the export."""
+    site = new_site(admin)
+    for n in range(1, 13):  # ladder in 1-6, ladders in 7-9, neither in 10-12
+        file_report(admin, site["id"], title="Ladder" if n <= 6 else "Ladders" if n <= 9 else f"Crate {n}",
+                    severity="high" if n % 2 else "low")
+    for q, numbers in (("ladders", [9, 8, 7, 6, 5, 4, 3, 2, 1]), ("ladder", [9, 8, 7, 6, 5, 4, 3, 2, 1])):
+        pages = [listing(admin, f"?q={q}&pageSize=4&page={page}").json for page in (1, 2, 3)]
+        assert [i["number"] for body in pages for i in body["items"]] == numbers, q
+        assert pages[-1]["total"] == 9
+        assert listed_numbers(admin, f"?q={q}&sort=oldest&pageSize=50") == numbers[::-1]
+        assert listed_numbers(admin, f"?q={q}&severity=high&pageSize=50") == [9, 7, 5, 3, 1]
+    export = admin.get("/api/incidents/export?q=ladders", status=200).body.decode("utf-8")
+    assert [f"INC-{n:04d}" in export for n in (1, 9, 10)] == [True, True, False]
+
+
+def test_a_reporter_finds_other_forms_only_in_their_own_incidents(admin, make_user):
+    site = new_site(admin)
+    alice = make_user("reporter", name="Alice")
+    file_report(alice, site["id"], title="Ladder wobbles")   # 1
+    file_report(admin, site["id"], title="Ladder broken")    # 2
+    assert listed_numbers(alice, "?q=ladders") == [1]
+    assert listed_numbers(admin, "?q=ladders") == [2, 1]
+
+
+def test_a_word_finds_other_forms_written_after_the_report(admin):
+    site = new_site(admin)
+    file_report(admin, site["id"], title="Spill")
+    assert listed_numbers(admin, "?q=ladders") == []
+    admin.patch_json("/api/incidents/1", {"title": "Ladder on its side"}, status=200)
+    assert listed_numbers(admin, "?q=ladders") == [1]
+    admin.patch_json("/api/incidents/1", {"title": "Spill again"}, status=200)
+    assert listed_numbers(admin, "?q=ladders") == []
 
 
 def test_q_finds_a_word_in_a_very_rare_incident_among_many(admin):

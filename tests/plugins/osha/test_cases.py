@@ -414,6 +414,57 @@ def test_missing_fields_by_outcome(manager: Any, site: int) -> None:
     assert patch_case(manager, death["id"], dateOfDeath="2025-03-12").json["missingFields"] == []
 
 
+def sql_agrees_with_missing_fields(dbsession: Any) -> None:
+    """The home card's count in SQL (the stored `incomplete`, and the
+    migration's fill of it, osha_0012's BACKFILL) names exactly the cases
+    `missing_fields` finds something missing in (issue #42 item 2: a speed
+    change gives the plain code's answer)."""
+    import importlib.util
+    from pathlib import Path
+
+    from sqlalchemy import select, text
+
+    import ehs_plugins.osha
+    from ehs_plugins.osha.cases import missing_fields
+    from ehs_plugins.osha.models import InjuryCase
+    path = Path(ehs_plugins.osha.__file__).parent / "migrations" / "versions" / "osha_0012_perfdata_home.py"
+    spec = importlib.util.spec_from_file_location("osha_0012_perfdata_home", path)
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    incomplete = select(InjuryCase.id).where(InjuryCase.incomplete.is_(True))
+    dbsession.expire_all()
+    plain = {case.id for case in dbsession.execute(select(InjuryCase)).scalars() if missing_fields(case)}
+    assert set(dbsession.execute(incomplete).scalars()) == plain
+    with dbsession.begin_nested() as nested:
+        dbsession.execute(text("UPDATE osha_cases SET incomplete = NOT incomplete"))
+        dbsession.execute(text(migration.BACKFILL))
+        assert set(dbsession.execute(incomplete).scalars()) == plain
+        nested.rollback()
+
+
+def test_the_missing_fields_counted_in_sql_are_those_of_each_case(manager: Any, site: int,
+                                                                  dbsession: Any) -> None:
+    number = new_incident(manager, site, type="property_damage")["number"]
+    case = new_case(manager, number, **WORK)
+    sql_agrees_with_missing_fields(dbsession)  # not recordable: nothing missing
+    case = patch_case(manager, case["id"], medicalTreatment=True).json
+    sql_agrees_with_missing_fields(dbsession)
+    for name, value in FORM_301.items():
+        if name in REQUIRED_301:
+            patch_case(manager, case["id"], **{name: value})
+            sql_agrees_with_missing_fields(dbsession)
+    patch_case(manager, case["id"], jobTitle="")  # an emptied text is missing, as a null one
+    sql_agrees_with_missing_fields(dbsession)
+    away = new_case(manager, number, **WORK, **FORM_301, daysAwayFromWork=True)
+    sql_agrees_with_missing_fields(dbsession)
+    patch_case(manager, away["id"], daysAway=4, caseType="injury")
+    new_case(manager, number, **WORK, **FORM_301, restrictedOrTransfer=True, caseType="injury")
+    death = new_case(manager, number, **WORK, **FORM_301, died=True, caseType="injury")
+    sql_agrees_with_missing_fields(dbsession)
+    patch_case(manager, death["id"], dateOfDeath="2025-03-12")
+    sql_agrees_with_missing_fields(dbsession)
+
+
 # --- Form 301 ------------------------------------------------------------
 
 

@@ -440,3 +440,34 @@ def test_checks_name_only_their_own_site(manager: Any, staffed: int) -> None:
     other = new_site(manager, "Bare Yard", establishment=False)
     assert get_log(manager, staffed).json["checks"] == []
     assert check_fields(get_log(manager, other).json, other, "Bare Yard")
+
+
+def summary_totals(dbsession: Any, registry: Any, site_id: int, year: int) -> tuple[dict, dict]:
+    """The 300A page's totals (`log.load_totals`) and the log's (`log.load`)."""
+    from ehs_core.sites.models import Site
+    from ehs_plugins.osha.log import load, load_totals
+    site = dbsession.get(Site, site_id)
+    return (dict(load_totals(dbsession, registry, site, year).totals),
+            dict(load(dbsession, registry, [site], year)[0].totals))
+
+
+def test_the_300a_page_counts_the_totals_of_the_log(ledger: dict[str, Any], manager: Any, dbsession: Any,
+                                                     registry: Any) -> None:
+    """Issue #42 item 2: the 300A page reads only what its totals need, and
+    they are the log's, case for case (the other year and site left out)."""
+    from_summary, from_log = summary_totals(dbsession, registry, ledger["site"], YEAR)
+    assert from_summary == from_log == EXPECTED_TOTALS
+    page = manager.get("/osha/summary", {"siteId": ledger["site"], "year": YEAR}, status=200).text
+    assert "120,000" in page  # the hours, as before
+
+
+def test_the_300a_page_counts_an_open_period_to_today_as_the_log(manager: Any, site: int, dbsession: Any,
+                                                                  registry: Any) -> None:
+    import datetime as dt
+    start = dt.date.today() - dt.timedelta(days=20)
+    number = new_incident(manager, site, occurred_at=f"{start.isoformat()}T09:00:00+00:00")["number"]
+    period = {"kind": "away", "from": (start + dt.timedelta(days=1)).isoformat(), "to": None}
+    new_case(manager, number, **WORK, caseType="injury", periods=[period])
+    new_case(manager, number, "Rita Restricted", **WORK, restrictedOrTransfer=True, daysRestricted=6)
+    from_summary, from_log = summary_totals(dbsession, registry, site, start.year)
+    assert from_summary == from_log and from_log["K"] >= 19 and from_log["L"] == 6
