@@ -649,10 +649,11 @@ def rebuild(session: Session, registry: Registry, organization_id: int, *, site_
     for offset in range(0, len(moved), BATCH):
         batch = dict(moved[offset:offset + BATCH])
         if site_id is None:
-            session.execute(Tally.__table__.insert(), [
+            bulk_insert(session, Tally, [
                 {"organization_id": organization_id, "kind": kind, "month": month, "site_id": site,
                  "type": type_, "k1": k1, "k2": k2, "n": n, "total": total, "closed": closed}
-                for (kind, month, site, type_, k1, k2), (n, total, closed) in batch.items()])
+                for (kind, month, site, type_, k1, k2), (n, total, closed) in batch.items()],
+                BATCH, copy=True)
         else:
             move_tallies(session, organization_id, batch)
     if site_id is None:
