@@ -1,7 +1,9 @@
 """Realistic synthetic data for benchmarks and demonstrations: `ehs seed`.
 
-Everything goes through the models (bulk INSERTs of the mapped tables, in
-batches), so the rows look exactly like the ones the API writes: users of
+Everything goes through the mapped tables in batches (COPY on PostgreSQL,
+with each column's bind processing and Python-side defaults; executemany in
+the one transaction on SQLite: issue #42 item 7), so the rows look exactly
+like the ones the API writes: users of
 every role, sites with areas and establishment fields, incidents of every
 type, severity and status with the history their status implies
 (investigations, root causes, corrective actions, comments and the audit
