@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint system-deps browser-deps install clean messages
+.PHONY: run dev test lint system-deps browser-deps install clean messages
 
 system-deps:
 	@$(PYTHON) -c "import ctypes.util, sys; sys.exit(0 if ctypes.util.find_library('magic') else 1)" || { \
@@ -36,6 +36,11 @@ install: $(STAMP)
 run: $(STAMP)
 	mkdir -p var/uploads
 	$(BIN)/pserve development.ini
+
+# For developers: templates are read again when they change (slower pages).
+dev: $(STAMP)
+	mkdir -p var/uploads
+	PYRAMID_RELOAD_TEMPLATES=1 $(BIN)/pserve development.ini
 
 # The browser tests drive Debian's Chromium through Playwright (no browser
 # download): install it when it is missing, as system-deps does for libmagic;

@@ -43,6 +43,9 @@ LUA = HERE / "scenario.lua"
 PASSWORD = "bench password 2026"  # noqa: S105 (throwaway users in a throwaway local database)
 ADMIN = "admin1@seed.example"
 SUPERVISOR = "supervisor1@seed.example"
+SAFETY_MANAGER = "safetymanager1@seed.example"
+REPORTER = "reporter1@seed.example"
+LATEST = HERE / "results-latest.json"
 SEARCHES = ("forklift", "hydraulic")  # a common and a rare word of the seeded texts
 WORKER_CLASS = "ehs_core.buffering.BufferingWorker"  # production.ini's worker_class
 HUEY_KEYS = ("huey.redis.ehs", "huey.schedule.ehs", "huey.results.ehs")
@@ -353,6 +356,10 @@ def facts(url: str, workdir: Path) -> dict[str, Any]:
                 "SELECT count(*) FROM osha_cases c JOIN incidents i ON i.id = c.incident_id "
                 "WHERE c.recordable AND i.site_id = :s AND i.occurred_at >= :a AND i.occurred_at < :b"),
                 {"s": site_id, **bounds}).scalar()
+            case_id = conn.execute(sa.text(
+                "SELECT c.id FROM osha_cases c JOIN incidents i ON i.id = c.incident_id "
+                "WHERE c.recordable AND i.site_id = :s AND i.occurred_at >= :a AND i.occurred_at < :b "
+                "ORDER BY c.id LIMIT 1"), {"s": site_id, **bounds}).scalar()
             matches = {term: conn.execute(sa.text(
                 "SELECT count(*) FROM incidents WHERE lower(title) LIKE :p OR lower(description) LIKE :p "
                 "OR lower(location_detail) LIKE :p"), {"p": f"%{term}%"}).scalar() for term in SEARCHES}
@@ -363,7 +370,7 @@ def facts(url: str, workdir: Path) -> dict[str, Any]:
     occurred = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).replace(microsecond=0)
     return {"site_id": site_id, "year": year, "closed_file": str(closed_file), "closed": closed,
             "total": total, "today": today, "occurred_at": occurred.isoformat(), "log_cases": cases,
-            "search_matches": matches, "url": url}
+            "search_matches": matches, "url": url, "case_id": case_id}
 
 
 def scenarios(f: dict[str, Any]) -> list[Scenario]:
@@ -402,6 +409,32 @@ def scenarios(f: dict[str, Any]) -> list[Scenario]:
                  heavy=True),
         Scenario("osha_log_page", "injury log page (HTML) of a site-year", "get",
                  [f"/osha/log?siteId={f['site_id']}&year={f['year']}"], heavy=True),
+        # Issue #42 item 1: every other page and file a person opens or downloads.
+        Scenario("home_safety_manager", "home page of a safety manager", "get", ["/"],
+                 user="safety_manager"),
+        Scenario("home_supervisor", "home page of a supervisor", "get", ["/"], user="supervisor"),
+        Scenario("home_reporter", "home page of a reporter", "get", ["/"], user="reporter"),
+        Scenario("list_searched_page", f"incident list page (HTML) searched for {common}", "get",
+                 [f"/incidents?q={common}"]),
+        Scenario("actions_page", "actions page: mine, open (a supervisor)", "get", ["/actions"],
+                 user="supervisor"),
+        Scenario("actions_all_page", "actions page: all, open", "get", ["/actions?scope=all&filter=open"]),
+        Scenario("actions_overdue_page", "actions page: all, overdue", "get",
+                 ["/actions?scope=all&filter=overdue"]),
+        Scenario("actions_verify_page", "actions page: all, awaiting verification", "get",
+                 ["/actions?scope=all&filter=awaiting_verification"]),
+        Scenario("osha_summary_page", "300A summary page (HTML) of a site-year", "get",
+                 [f"/osha/summary?siteId={f['site_id']}&year={f['year']}"], heavy=True),
+        Scenario("osha_301_page", "Form 301 of a case (print page)", "get",
+                 [f"/osha/cases/{f['case_id']}/301"], heavy=True),
+        Scenario("ita_page", "ITA submission page of a year", "get", [f"/osha/submission?year={f['year']}"],
+                 heavy=True),
+        Scenario("ita_summary_csv", "ITA summary CSV of a year", "get",
+                 [f"/api/osha/ita/summary.csv?year={f['year']}"], heavy=True),
+        Scenario("ita_cases_csv", "ITA case CSV of a year", "get",
+                 [f"/api/osha/ita/cases.csv?year={f['year']}"], heavy=True),
+        Scenario("osha_summary_pdf", "300A PDF of a site-year (made in the request)", "get",
+                 [f"/osha/summary.pdf?siteId={f['site_id']}&year={f['year']}"], heavy=True),
     ]
 
 
@@ -430,6 +463,16 @@ def measure_export(server: Server, cookie: str, runs: int) -> dict[str, Any]:
             "max_s": times[-1], "min_s": times[0], "peak_growth_mb": max(peaks) / 2**20,
             "peak_growth_median_mb": statistics.median(peaks) / 2**20,
             "retained_mb": statistics.median(retained) / 2**20}
+
+
+def pdf_pages(body: bytes) -> int:
+    """Pages of a PDF (the joined parts keep their page objects in
+    compressed streams, where a regular expression finds none)."""
+    import io
+
+    from pypdf import PdfReader
+
+    return len(PdfReader(io.BytesIO(body)).pages)
 
 
 def measure_pdf_job(service: Server, worker: subprocess.Popen, cookie: str, origin: str, f: dict[str, Any],
@@ -471,7 +514,7 @@ def measure_pdf_job(service: Server, worker: subprocess.Popen, cookie: str, orig
         peaks.append(proc_status(worker.pid, "VmHWM") - before)
         polls.append(count)
         sizes.append(len(body))
-        pages.append(len(re.findall(rb"/Type\s*/Page\b", body)))
+        pages.append(pdf_pages(body))
         first.append(seen)
     return {"label": "300 Log of the site-year as a PDF (a job, end to end)", "runs": runs,
             "p50_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
@@ -630,8 +673,12 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
             bare.start()
             service.wait_ready()
             bare.wait_ready()
-            cookies = {"admin": login(port, origin, ADMIN), "supervisor": login(port, origin, SUPERVISOR)}
+            cookies = {"admin": login(port, origin, ADMIN), "supervisor": login(port, origin, SUPERVISOR),
+                       "safety_manager": login(port, origin, SAFETY_MANAGER),
+                       "reporter": login(port, origin, REPORTER)}
             figures = measure(options, size, service, bare, cookies, f)
+            # Each worker's peak RSS over the rows (VmHWM; the export below resets it to time its own).
+            peaks = {pid: proc_status(pid, "VmHWM") for pid in service.worker_pids()}
             if not options.only or "export" in options.only:
                 figures["export"] = measure_export(service, cookies["admin"], options.export_runs)
                 e = figures["export"]
@@ -657,6 +704,9 @@ def run_size(options: Options, size: int) -> dict[str, Any]:
                         worker.kill()
                         worker.wait(timeout=10)
             result["figures"] = figures
+            # The peak resident memory of each serving worker over the whole run (VmHWM).
+            result["peak_rss_mb"] = sorted(round(max(peaks.get(pid, 0), proc_status(pid, "VmHWM")) / 2**20, 1)
+                                           for pid in service.worker_pids())
         finally:
             service.stop()
             bare.stop()
@@ -845,15 +895,70 @@ def comparison(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return lines
 
 
-README_BLOCK = re.compile(r"(<!-- results:begin -->\n).*?(<!-- results:end -->)", re.S)
+def latest_rows(figures: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Every row as {p50_ms, p95_ms, rps}: the wrk rows as measured; the
+    export and the 300 Log PDF (timed one after the other, end to end) with
+    their median and slowest run as p50 and p95, and no req/s."""
+    rows: dict[str, dict[str, float | None]] = {}
+    for key, item in figures.items():
+        if key in NOT_WRK:
+            rows[key] = {"p50_ms": round(item["p50_s"] * 1000, 1), "p95_ms": round(item["max_s"] * 1000, 1),
+                         "rps": None}
+        else:
+            rows[key] = {"p50_ms": item["p50_ms"], "p95_ms": item["p95_ms"], "rps": item["rps"]}
+    return rows
 
 
-def update_readme(text: str) -> None:
-    """Put the report (headings one level down) between the README's markers."""
+def write_latest(report: dict[str, Any]) -> None:
+    """`bench/results-latest.json` (issue #42 item 1): per size, every row's
+    p50, p95 and req/s, the peak RSS of each worker, the seed's time. A size
+    measured now replaces that size's entry; the other sizes stay, so a
+    million-incident run made separately joins the same file."""
+    latest = json.loads(LATEST.read_text()) if LATEST.exists() else {"sizes": {}}
+    for size, result in report["sizes"].items():
+        rows = latest_rows(result.get("figures", {}))
+        if report["meta"].get("only_rows") and size in latest["sizes"]:
+            # A few rows measured again: the size's other figures stay those of its full run.
+            latest["sizes"][size]["rows"].update(rows)
+            continue
+        latest["sizes"][size] = {
+            "rows": rows, "peak_rss_mb_per_worker": result.get("peak_rss_mb"),
+            "seed_s": result.get("seed_s"), "loadavg": result.get("loadavg"),
+            "when": report["meta"]["when"], "commit": report["meta"]["commit"],
+            "label": report["meta"].get("label", "")}
+    latest["sizes"] = dict(sorted(latest["sizes"].items(), key=lambda item: int(item[0])))
+    LATEST.write_text(json.dumps(latest, indent=1) + "\n")
+    update_latest_table(latest)
+
+
+LATEST_BLOCK = re.compile(r"(<!-- latest:begin -->\n).*?(<!-- latest:end -->)", re.S)
+
+
+def update_latest_table(latest: dict[str, Any]) -> None:
+    """The table of `results-latest.json` between the README's markers."""
+    sizes = latest["sizes"]
+    keys = list(sizes)
+    order: list[str] = []
+    for size in keys:
+        order += [row for row in sizes[size]["rows"] if row not in order]
+    lines = ["| row |" + "".join(f" {int(k):,}: p50 ms | p95 ms | req/s |" for k in keys),
+             "|---|" + "---:|---:|---:|" * len(keys)]
+    for row in order:
+        line = f"| `{row}` |"
+        for size in keys:
+            item = sizes[size]["rows"].get(row)
+            line += (" | | |" if item is None else
+                     f" {fmt(item['p50_ms'])} | {fmt(item['p95_ms'])} | {fmt(item['rps'])} |")
+        lines.append(line)
+    lines.append("| peak RSS per worker, MB |" + "".join(
+        f" {', '.join(map(str, sizes[k].get('peak_rss_mb_per_worker') or [])) or '-'} | | |" for k in keys))
+    lines.append("| seeded in, s |" + "".join(
+        f" {fmt(sizes[k].get('seed_s'), 0) if sizes[k].get('seed_s') else 'reused'} | | |" for k in keys))
+    lines.append("| load average before |" + "".join(f" {sizes[k].get('loadavg', '?')} | | |" for k in keys))
     readme = HERE / "README.md"
-    body = text.split("\n", 2)[2].replace("\n## ", "\n### ")
-    block = "From `bench/results.md`, written by `python -m bench`:\n" + body
-    readme.write_text(README_BLOCK.sub(lambda m: m.group(1) + block + m.group(2), readme.read_text()))
+    text = readme.read_text()
+    if LATEST_BLOCK.search(text):
+        readme.write_text(LATEST_BLOCK.sub(lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), text))
 
 
 def meta(options: Options) -> dict[str, Any]:
@@ -884,7 +989,7 @@ def meta(options: Options) -> dict[str, Any]:
             "connections": options.connections, "rounds": options.rounds, "duration": options.duration,
             "latency_duration": options.latency_duration, "heavy_duration": options.heavy_duration,
             "warmup": options.warmup, "years": options.years, "sites": options.sites, "wrk": wrk_version,
-            "label": options.label, "pairs": options.pairs}
+            "label": options.label, "pairs": options.pairs, "only_rows": bool(options.only)}
 
 
 def ensure_wrk() -> None:
@@ -968,8 +1073,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(report, baseline)
     options.output.write_text(text)
     options.output.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    if options.output.resolve() == (HERE / "results.md").resolve():
-        update_readme(text)
+    write_latest(report)  # and its table in README.md
     print(text)
     log(f"done in {time.monotonic() - started:.0f}s; wrote {options.output}")
     return 0

@@ -1,7 +1,9 @@
 """Realistic synthetic data for benchmarks and demonstrations: `ehs seed`.
 
-Everything goes through the models (bulk INSERTs of the mapped tables, in
-batches), so the rows look exactly like the ones the API writes: users of
+Everything goes through the mapped tables in batches (COPY on PostgreSQL,
+with each column's bind processing and Python-side defaults; executemany in
+the one transaction on SQLite: issue #42 item 7), so the rows look exactly
+like the ones the API writes: users of
 every role, sites with areas and establishment fields, incidents of every
 type, severity and status with the history their status implies
 (investigations, root causes, corrective actions, comments and the audit
@@ -30,7 +32,7 @@ from zoneinfo import ZoneInfo
 from psycopg import sql
 from pyramid.config import Configurator
 from pyramid.registry import Registry
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from ehs_core import audit
@@ -100,10 +102,11 @@ class SeedContext:
     incidents: list[SeededIncident] = field(default_factory=list)
 
     def insert(self, model: type, rows: Sequence[dict[str, Any]], ids: bool = False,
-               copy: bool = False) -> list[int]:
-        """Bulk INSERT in batches; with `ids`, each row first gets a primary
-        key reserved for it, and the keys are returned in row order
-        (`copy`: see `bulk_insert`)."""
+               copy: bool = True) -> list[int]:
+        """Bulk write in batches; with `ids`, each row first gets a primary
+        key reserved for it, and the keys are returned in row order. On
+        PostgreSQL the batches go out by COPY (see `bulk_insert`): seeders
+        get it without asking."""
         return bulk_insert(self.session, model, rows, self.options.batch, ids, copy)
 
 
@@ -130,27 +133,103 @@ def reserve_ids(session: Session, model: Any, count: int) -> list[int]:
 
 def bulk_insert(session: Session, model: Any, rows: Sequence[dict[str, Any]], batch: int = BATCH,
                 ids: bool = False, copy: bool = False) -> list[int]:
-    """`copy`: on PostgreSQL, each batch as one COPY instead of psycopg's
-    one INSERT per row, for a table whose statement-level triggers must run
-    once a batch (the rows' values go out as they are, without the
-    columns' Python-side types and defaults)."""
+    """Write `rows` (dicts of column values) into `model`'s table.
+
+    `copy`: on PostgreSQL, each batch as one COPY (psycopg's public
+    `Cursor.copy()` on the session's own connection, so in its transaction)
+    instead of multi-row INSERTs: a million incidents' fifteen million rows
+    in minutes rather than the better part of an hour (issue #42 item 7),
+    and statement-level triggers (the word counts, migration 0013) run once
+    a batch. The values go through each column's own bind processing (JSON,
+    UTC times, booleans) and the columns a row leaves out get their
+    Python-side defaults, so the rows are the ones an INSERT would write.
+    On SQLite, executemany in the caller's one transaction."""
     keys: list[int] = []
     if ids:
         keys = reserve_ids(session, model, len(rows))
         rows = [dict(row, id=key) for row, key in zip(rows, keys, strict=True)]
     if copy and rows and session.get_bind().dialect.name == "postgresql":
-        columns = list(rows[0])
-        cursor = session.connection().connection.driver_connection.cursor()
-        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-            sql.Identifier(model.__table__.name), sql.SQL(", ").join(map(sql.Identifier, columns)))
-        for offset in range(0, len(rows), batch):
-            with cursor.copy(statement) as copying:
-                for row in rows[offset:offset + batch]:
-                    copying.write_row([row[column] for column in columns])
+        copy_rows(session, model, rows, batch)
         return keys
     for offset in range(0, len(rows), batch):
         session.execute(insert(model).execution_options(render_nulls=True), rows[offset:offset + batch])
     return keys
+
+
+def copy_rows(session: Session, model: Any, rows: Sequence[dict[str, Any]], batch: int = BATCH) -> None:
+    """COPY `rows` into `model`'s table on the session's PostgreSQL
+    connection (the driver connection: `Connection.connection
+    .driver_connection`, SQLAlchemy's public way to it)."""
+    table = model.__table__
+    dialect = session.get_bind().dialect
+    given = list(rows[0])
+    defaults: dict[str, Any] = {}
+    for column in table.c:
+        default = column.default
+        if column.name in given or column.primary_key or default is None or column.server_default is not None:
+            continue
+        if getattr(default, "is_scalar", False):
+            defaults[column.name] = default.arg
+        elif getattr(default, "is_callable", False):
+            defaults[column.name] = default.arg
+    columns = given + list(defaults)
+    processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+    processed = [(index, processor) for index, processor in enumerate(processors) if processor is not None]
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        sql.Identifier(table.name), sql.SQL(", ").join(map(sql.Identifier, columns)))
+    cursor = session.connection().connection.driver_connection.cursor()
+    fixed = [value(None) if callable(value) else value for value in defaults.values()]
+    for offset in range(0, len(rows), batch):
+        with cursor.copy(statement) as copying:
+            for row in rows[offset:offset + batch]:
+                values = [row[name] for name in given]
+                values.extend(fixed)
+                for index, processor in processed:
+                    values[index] = processor(values[index])
+                copying.write_row(values)
+
+
+def creation_entry(values: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """`audit.diff({}, values)`, the entry of a row just made (every field
+    that has a value), without comparing each field twice: the seed writes
+    ten million of them at a million incidents."""
+    jsonable = audit.jsonable
+    return {key: {"old": None, "new": jsonable(value)} for key, value in values.items() if value is not None}
+
+
+def set_aside_gin_indexes(session: Session, model: Any) -> list[str]:
+    """On PostgreSQL, when `model`'s table is empty, drop its GIN indexes
+    (the trigram and word indexes of the search) and return their
+    definitions, for `rebuild_indexes` after the rows are written: a GIN
+    index built once over a million rows takes a minute, kept up to date
+    row by row it takes most of the seed. Both happen in the seed's one
+    transaction (PostgreSQL's DDL is transactional), so a seed that fails
+    leaves every index as it was; the table is locked meanwhile, as a seed
+    of an empty database can afford. Nothing is dropped beside data."""
+    if session.get_bind().dialect.name != "postgresql":
+        return []
+    table = model.__table__.name
+    if session.execute(select(model.id).limit(1)).first() is not None:
+        return []
+    found = session.execute(text(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND tablename = :table AND indexdef LIKE '% USING gin %'"), {"table": table}).all()
+    for name, _ in found:
+        session.execute(text(f'DROP INDEX "{name}"'))
+    return [definition for _, definition in found]
+
+
+def rebuild_indexes(session: Session, definitions: list[str]) -> None:
+    """Create again the indexes `set_aside_gin_indexes` dropped, with room
+    to sort (maintenance_work_mem, for this transaction only)."""
+    if definitions:
+        # Deferred foreign-key checks of the rows written are run now (as
+        # the commit would): PostgreSQL builds no index on a table with
+        # trigger events pending.
+        session.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+        session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
+    for definition in definitions:
+        session.execute(text(definition))
 
 
 # --- vocabulary ---------------------------------------------------------------
@@ -362,6 +441,7 @@ class Draft:
     status: str = ""
     row: dict[str, Any] = field(default_factory=dict)
     path: list[tuple[str, dt.datetime]] = field(default_factory=list)
+    lead: int | None = None
 
 
 def occurrence(rng: random.Random, start: dt.datetime, now: dt.datetime, zone: ZoneInfo) -> dt.datetime:
@@ -456,7 +536,15 @@ class IncidentWriter:
         # The word counts' trigger (migration 0013) once a batch: once a row,
         # every incident would update the same counts again in this one
         # transaction, a chain of row versions that each update walks.
-        ids = ctx.insert(Incident, [d.row for d in drafts], ids=True, copy=True)
+        # The investigation's lead is chosen before the incident is written:
+        # the incident carries its copy (investigation.services), and an
+        # UPDATE of each incident afterwards would run its row triggers
+        # (word counts, queues) once an investigation.
+        for draft in drafts:
+            investigated = any(step == "investigation" for step, _ in draft.path)
+            draft.lead = rng.choice(self.supervisors) if investigated else None
+            draft.row["investigation_lead_id"] = draft.lead
+        ids = ctx.insert(Incident, [d.row for d in drafts], ids=True)
         self.count("incidents", len(ids))
         investigations, causes, cause_owner, comments, audits = [], [], [], [], []
         planned_actions: list[tuple[int, Draft, dt.datetime]] = []
@@ -472,7 +560,7 @@ class IncidentWriter:
                         "immediateAction": row["immediate_action"], "occurredAt": row["occurred_at"],
                         "anonymous": row["anonymous"]}
             audits.append(self.audit_row(incident_id, row["created_at"], row["reporter_id"],
-                                         "incident.created", audit.diff({}, reported)))
+                                         "incident.created", creation_entry(reported)))
             previous = Status.reported.value
             for step, at in draft.path:
                 actor = rng.choice(self.managers if step == "closed" and previous == "verification"
@@ -502,12 +590,6 @@ class IncidentWriter:
                                      "created_at": created})
         ctx.insert(Investigation, investigations)
         self.count("investigations", len(investigations))
-        if investigations:  # the lead's copy the queues read (investigation.services)
-            table = Incident.__table__
-            ctx.session.execute(
-                update(table).where(table.c.id == bindparam("b_id"))
-                .values(investigation_lead_id=bindparam("b_lead")),
-                [{"b_id": row["incident_id"], "b_lead": row["lead_id"]} for row in investigations])
         cause_ids = ctx.insert(RootCause, causes, ids=True)
         self.count("root_causes", len(cause_ids))
         causes_of: dict[int, list[int]] = {}
@@ -515,7 +597,7 @@ class IncidentWriter:
             causes_of.setdefault(incident_id, []).append(cause_id)
             audits.append(self.audit_row(incident_id, cause["created_at"], rng.choice(self.supervisors),
                                          "root_cause.created",
-                                         audit.diff({}, {"category": cause["category"],
+                                         creation_entry({"category": cause["category"],
                                                          "description": cause["description"],
                                                          "whys": cause["whys"]})
                                          | {"id": {"old": None, "new": cause_id}}))
@@ -532,7 +614,7 @@ class IncidentWriter:
                     "rootCauseId": row["root_cause_id"], "status": ActionStatus.open.value}
             audits.append(self.audit_row(row["incident_id"], row["created_at"], rng.choice(self.supervisors),
                                          "action.created",
-                                         audit.diff({}, data) | {"id": {"old": None, "new": action_id}}))
+                                         creation_entry(data) | {"id": {"old": None, "new": action_id}}))
             for at, actor, old, new in updates:
                 audits.append(self.audit_row(row["incident_id"], at, actor, "action.updated",
                                              {"status": {"old": old, "new": new},
@@ -559,12 +641,12 @@ class IncidentWriter:
                       audits: list[dict[str, Any]]) -> dict[str, Any]:
         rng = self.rng
         completed = draft.status != Status.investigation and rng.random() < 0.9
-        row = {"incident_id": incident_id, "lead_id": rng.choice(self.supervisors),
+        row = {"incident_id": incident_id, "lead_id": draft.lead,
                "method": rng.choice(INVESTIGATION_METHODS),
                "summary": " ".join(rng.sample(DESCRIPTIONS, 2)), "completed": completed,
                "created_at": at, "updated_at": at}
         audits.append(self.audit_row(incident_id, at, row["lead_id"], "investigation.created",
-                                     audit.diff({}, {"leadId": row["lead_id"], "method": row["method"],
+                                     creation_entry({"leadId": row["lead_id"], "method": row["method"],
                                                      "summary": row["summary"], "completed": completed})))
         return row
 
@@ -725,6 +807,7 @@ def seed(registry: Registry, options: SeedOptions, progress: Callable[[str], Non
         ctx = SeedContext(session=session, registry=registry, rng=rng, options=options, now=now,
                           start=now - dt.timedelta(days=365.25 * options.years),
                           organization_id=organization_id, sites=sites, users=users)
+        set_aside = set_aside_gin_indexes(session, Incident)
         drafts = draft_incidents(ctx, leaf_areas, first_number)
         progress(f"drafted {len(drafts)} incidents in {time.monotonic() - started:.1f}s")
         writer = IncidentWriter(ctx)
@@ -733,6 +816,9 @@ def seed(registry: Registry, options: SeedOptions, progress: Callable[[str], Non
             progress(f"incidents {min(offset + options.batch, len(drafts))}/{len(drafts)} written "
                      f"({time.monotonic() - started:.1f}s)")
         counts.update(writer.counts)
+        rebuild_indexes(session, set_aside)
+        if set_aside:
+            progress(f"{len(set_aside)} search indexes built ({time.monotonic() - started:.1f}s)")
         counter.last_number = first_number + len(drafts) - 1
         session.flush()
         for seeder in seeders(registry):

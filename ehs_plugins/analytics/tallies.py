@@ -82,6 +82,7 @@ from ehs_core.events import (
 )
 from ehs_core.incidents.models import Incident
 from ehs_core.investigation.models import RootCause
+from ehs_core.seed import bulk_insert
 from ehs_core.sites.models import Site
 from ehs_core.sites.services import site_timezone
 from ehs_core.sites.zones import server_zone, site_zone
@@ -638,20 +639,21 @@ def rebuild(session: Session, registry: Registry, organization_id: int, *, site_
         for state in session.execute(select(CountedIncident.state).where(counted)).scalars():
             add(state, -1)
         session.execute(delete(CountedIncident).where(counted))
-    items = list(states.items())
-    for offset in range(0, len(items), BATCH):
-        session.execute(CountedIncident.__table__.insert(), [
-            {"incident_id": incident_id, "organization_id": organization_id,
-             "zone": zones.get(state["s"]), "state": state}
-            for incident_id, state in items[offset:offset + BATCH]])
+    # One row an incident: by COPY on PostgreSQL (the core's bulk writer),
+    # a million of them at the end of `ehs seed` (issue #42 item 7).
+    bulk_insert(session, CountedIncident, [
+        {"incident_id": incident_id, "organization_id": organization_id,
+         "zone": zones.get(state["s"]), "state": state}
+        for incident_id, state in states.items()], BATCH, copy=True)
     moved = sorted((key, values) for key, values in sums.items() if any(values))
     for offset in range(0, len(moved), BATCH):
         batch = dict(moved[offset:offset + BATCH])
         if site_id is None:
-            session.execute(Tally.__table__.insert(), [
+            bulk_insert(session, Tally, [
                 {"organization_id": organization_id, "kind": kind, "month": month, "site_id": site,
                  "type": type_, "k1": k1, "k2": k2, "n": n, "total": total, "closed": closed}
-                for (kind, month, site, type_, k1, k2), (n, total, closed) in batch.items()])
+                for (kind, month, site, type_, k1, k2), (n, total, closed) in batch.items()],
+                BATCH, copy=True)
         else:
             move_tallies(session, organization_id, batch)
     if site_id is None:

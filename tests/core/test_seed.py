@@ -233,3 +233,63 @@ def test_the_seed_command_seeds_and_then_refuses_a_second_run(ini, capsys):
     assert cli.main(args) == 1
     assert "already has 30 incidents" in capsys.readouterr().err
     assert cli.main([*args, "--force"]) == 0
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def seeded_on(request: pytest.FixtureRequest, build: Any, tmp_path: Path) -> Iterator[Any]:
+    """A small seeded database on each engine (PostgreSQL: written by COPY)."""
+    if request.param == "sqlite":
+        registry = build()
+        seed(registry, OPTIONS, progress=lambda _: None, now=NOW)
+        yield registry
+        return
+    if not os.environ.get("EHS_TEST_POSTGRES_URL"):
+        pytest.skip("needs EHS_TEST_POSTGRES_URL")
+    with postgres_database("ehs_seed") as url:
+        config = configure(dict(base_settings(url, 1, str(tmp_path / "uploads")),
+                                **{"ehs.plugins": "osha kiosk analytics"}))
+        try:
+            upgrade(config.registry)
+            config.registry["wsgi_app"] = config.make_wsgi_app()
+            seed(config.registry, dataclasses.replace(OPTIONS, batch=20), progress=lambda _: None, now=NOW)
+            yield config.registry
+        finally:
+            config.registry["db.engine"].dispose()
+
+
+def test_a_seeded_database_is_consistent_and_the_next_report_gets_the_next_number(seeded_on):
+    """Issue #42 item 7: however the rows went in (COPY on PostgreSQL), the
+    data set is whole: numbered 1..N, the counter at N so the next report
+    filed gets N+1, each investigation's lead copied on its incident, every
+    incident counted once by the analytics, the audit trail readable, and
+    (PostgreSQL) the search's indexes there again."""
+    registry = seeded_on
+    count = OPTIONS.incidents
+    assert [n for (n,) in rows(registry, "SELECT number FROM incidents ORDER BY number")] == list(
+        range(1, count + 1))
+    assert rows(registry, "SELECT last_number FROM incident_counters") == [(count,)]
+    assert rows(registry, "SELECT count(*) FROM investigations v JOIN incidents i ON i.id = v.incident_id "
+                          "WHERE i.investigation_lead_id IS NULL "
+                          "OR i.investigation_lead_id <> v.lead_id") == [(0,)]
+    assert rows(registry, "SELECT count(*) FROM incidents i WHERE i.investigation_lead_id IS NOT NULL AND "
+                          "NOT EXISTS (SELECT 1 FROM investigations v WHERE v.incident_id = i.id)") == [(0,)]
+    assert rows(registry, "SELECT count(*) FROM analytics_counted") == [(count,)]
+    if registry["db.engine"].dialect.name == "postgresql":
+        indexes = {name for (name,) in rows(registry, "SELECT indexname FROM pg_indexes "
+                                                      "WHERE tablename = 'incidents'")}
+        assert {"ix_incidents_title_trgm", "ix_incidents_search_words"} <= indexes
+    browser = Client(registry["wsgi_app"], origin=PUBLIC_URL)
+    browser.login(ADMIN)
+    detail = browser.get("/api/incidents/1").json
+    assert detail["reference"] == "INC-0001"
+    assert browser.get("/api/incidents?q=forklift").json["total"] > 0
+    site = browser.get("/api/sites").json[0]
+    report = {"title": "Filed after seeding", "type": "hazard", "severity": "low", "siteId": site["id"],
+              "occurredAt": dt.datetime.now(dt.UTC).isoformat(), "anonymous": False,
+              "clientId": "5f0c7c7e-0000-4000-8000-000000000042"}
+    created = browser.post_json("/api/incidents", report, status=201).json
+    assert created["number"] == count + 1
+    # The same report again (its clientId): the same incident, no number used up.
+    again = browser.post_json("/api/incidents", report).json
+    assert again["number"] == count + 1
+    assert rows(registry, "SELECT last_number FROM incident_counters") == [(count + 1,)]
