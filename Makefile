@@ -70,19 +70,27 @@ lint: $(STAMP)
 	$(BIN)/ruff check ehs_core ehs_plugins tests bench
 
 PLUGINS_WITH_PAGES := analytics calosha kiosk osha
+# The shipped locales besides English (the messages' own language); adding
+# a language: add it here, run `make messages`, translate its .po files.
+LOCALES := es
 # Translations (Babel): extract every marked string of the core into its
 # template, merge it into the catalogues and compile them.
 messages: $(STAMP)
-	$(BIN)/pybabel extract -F babel.cfg -k translate -k _ --no-location --omit-header --sort-output \
+	$(BIN)/pybabel extract -F babel.cfg -k translate -k _ -k _plural:1,2 --no-location --omit-header --sort-output \
 	  -o ehs_core/locale/ehs.pot .
+	for locale in en $(LOCALES); do test -f ehs_core/locale/$$locale/LC_MESSAGES/ehs.po || \
+	  $(BIN)/pybabel init -D ehs -i ehs_core/locale/ehs.pot -d ehs_core/locale -l $$locale || exit 1; done
 	$(BIN)/pybabel update -D ehs -i ehs_core/locale/ehs.pot -d ehs_core/locale --omit-header
 	$(BIN)/pybabel compile --use-fuzzy -D ehs -d ehs_core/locale
 	for plugin in $(PLUGINS_WITH_PAGES); do \
 	  $(BIN)/pybabel extract -F ehs_plugins/$$plugin/babel.cfg -k translate -k _ --no-location \
 	    --omit-header --sort-output -o ehs_plugins/$$plugin/locale/ehs_$$plugin.pot ehs_plugins/$$plugin && \
+	  for locale in en $(LOCALES); do test -f ehs_plugins/$$plugin/locale/$$locale/LC_MESSAGES/ehs_$$plugin.po || \
+	    $(BIN)/pybabel init -D ehs_$$plugin -i ehs_plugins/$$plugin/locale/ehs_$$plugin.pot \
+	      -d ehs_plugins/$$plugin/locale -l $$locale || exit 1; done && \
 	  $(BIN)/pybabel update -D ehs_$$plugin -i ehs_plugins/$$plugin/locale/ehs_$$plugin.pot \
-	    -d ehs_plugins/$$plugin/locale --omit-header --init-missing -l en && \
-	  $(BIN)/pybabel compile --use-fuzzy -D ehs_$$plugin -d ehs_plugins/$$plugin/locale; done
+	    -d ehs_plugins/$$plugin/locale --omit-header && \
+	  $(BIN)/pybabel compile --use-fuzzy -D ehs_$$plugin -d ehs_plugins/$$plugin/locale || exit 1; done
 
 clean:
 	rm -rf $(VENV) var/ehs.sqlite* *.egg-info

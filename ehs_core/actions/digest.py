@@ -15,8 +15,9 @@ from sqlalchemy import or_, select
 from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.incidents.models import Incident
-from ehs_core.mail import queue_mail, render
-from ehs_core.ui.rendering import day
+from ehs_core.mail import default_locale, localizer_for, queue_mail, render, translate
+from ehs_core.ui import shipped
+from ehs_core.ui.rendering import day, in_locale
 from ehs_core.users.models import User
 
 DIGEST_HOUR = 7
@@ -57,14 +58,22 @@ def _queue(registry: Registry, dbsession: Any, rows: list[Any], on: dt.date) -> 
         users[user.id] = user
     public_url = registry.settings["ehs.public_url"]
     for user_id, items in per_user.items():
-        lines = "\n".join(
-            f"- {incident.reference}: {action.title} (due {day(action.due_date)}"
-            f"{', OVERDUE' if action.due_date < on else ''})\n  {public_url}/actions/{action.id}"
-            for action, incident in items)
-        rows = [{"reference": incident.reference, "title": action.title, "due": day(action.due_date),
-                 "overdue": action.due_date < on, "url": f"{public_url}/actions/{action.id}",
-                 "incident_url": f"{public_url}/incidents/{incident.number}"} for action, incident in items]
-        message = render(registry, "action_digest", name=users[user_id].name, count=len(items),
+        locale = shipped(users[user_id].locale)
+        with in_locale(locale or default_locale(registry)):
+            localizer = localizer_for(registry, locale or default_locale(registry))
+            overdue = localizer.translate(translate(", OVERDUE"))
+            lines = "\n".join(
+                "- " + localizer.translate(translate(
+                    "${reference}: ${title} (due ${due}${overdue})", mapping={
+                        "reference": incident.reference, "title": action.title, "due": day(action.due_date),
+                        "overdue": overdue if action.due_date < on else ""}))
+                + f"\n  {public_url}/actions/{action.id}"
+                for action, incident in items)
+            rows = [{"reference": incident.reference, "title": action.title, "due": day(action.due_date),
+                     "overdue": action.due_date < on, "url": f"{public_url}/actions/{action.id}",
+                     "incident_url": f"{public_url}/incidents/{incident.number}"}
+                    for action, incident in items]
+        message = render(registry, "action_digest", locale=locale, name=users[user_id].name, count=len(items),
                          lines=lines, items=rows, public_url=public_url)
         queue_mail(dbsession, registry, users[user_id].email, message, key=f"digest:{on}:{user_id}")
     return len(per_user)

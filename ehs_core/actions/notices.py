@@ -6,7 +6,7 @@ from pyramid.events import subscriber
 
 from ehs_core.events import ActionCreated, ActionUpdated
 from ehs_core.investigation.models import RootCause
-from ehs_core.mail import send_mail
+from ehs_core.mail import Localized, send_mail, translate
 from ehs_core.ui.rendering import day
 from ehs_core.users.models import User
 
@@ -19,12 +19,14 @@ def _notify(event: ActionCreated | ActionUpdated) -> None:
     cause = request.dbsession.get(RootCause, action.root_cause_id) if action.root_cause_id else None
     # What is to be done, why (the cause it answers) and by when: the mail
     # alone is enough to start (issue #36 item 13).
+    due_date = action.due_date
     send_mail(request, user.email, "action_assigned", name=user.name, title=action.title,
               reference=incident.reference, incident_title=incident.title, number=incident.number,
               action_id=action.id, description=action.description or "",
               cause=f"{cause.category}: {cause.description}" if cause else "",
-              why=f"Why: {cause.category}: {cause.description}" if cause else "",
-              due=day(action.due_date) if action.due_date else "no due date")
+              why=translate("Why: ${cause}", mapping={"cause": f"{cause.category}: {cause.description}"})
+              if cause else "",
+              due=Localized(lambda localizer: day(due_date)) if due_date else translate("no due date"))
 
 
 @subscriber(ActionCreated)

@@ -12,15 +12,16 @@ from pyramid.request import Request
 from ehs_core.auth.sessions import end_user_sessions
 from ehs_core.auth.tokens import TokenPurpose, issue_token, retire_tokens
 from ehs_core.events import UserCreated, UserUpdated
-from ehs_core.mail import send_mail
+from ehs_core.mail import send_mail, translate
 from ehs_core.users.models import Organization, User
 
 # What each role may do, in a line, for the invitation.
 ROLE_WORDS = {
-    "reporter": "reporter (you can report incidents and follow your own and your actions)",
-    "supervisor": "supervisor (you triage and investigate incidents and assign actions)",
-    "safety_manager": "safety manager (you also verify actions, close incidents and keep the injury records)",
-    "admin": "admin (you also manage people, sites and settings)",
+    "reporter": translate("reporter (you can report incidents and follow your own and your actions)"),
+    "supervisor": translate("supervisor (you triage and investigate incidents and assign actions)"),
+    "safety_manager": translate(
+        "safety manager (you also verify actions, close incidents and keep the injury records)"),
+    "admin": translate("admin (you also manage people, sites and settings)"),
 }
 
 

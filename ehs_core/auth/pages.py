@@ -14,7 +14,7 @@ from typing import Any
 
 import colander
 from pyramid.config import Configurator
-from pyramid.httpexceptions import HTTPFound, HTTPNotFound
+from pyramid.httpexceptions import HTTPBadRequest, HTTPFound, HTTPNotFound
 from pyramid.request import Request
 from pyramid.response import Response
 from pyramid.security import NO_PERMISSION_REQUIRED
@@ -35,7 +35,7 @@ from ehs_core.mail.choices import OPTIONAL_MAIL, set_mail_off
 from ehs_core.security import Permission
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 from ehs_core.users.models import User
-from ehs_core.users.schemas import UserUpdateSchema
+from ehs_core.users.schemas import OwnSettingsSchema, UserUpdateSchema
 from ehs_core.users.services import update_user
 
 PUBLIC = NO_PERMISSION_REQUIRED
@@ -249,6 +249,20 @@ def account(request: Request) -> dict[str, Any]:
     return {"errors": {}, "user": request.identity.user, "optional_mail": OPTIONAL_MAIL}
 
 
+def change_language(request: Request) -> Any:
+    """A person's language for pages and mail (issue #39): a shipped locale,
+    or empty for the organization's default; the same schema and service
+    as `PATCH /api/auth/me`. Any other name is refused."""
+    user = request.identity.user
+    value = request.POST.get("locale", "")
+    try:
+        data = OwnSettingsSchema().deserialize({"locale": value or None})
+    except colander.Invalid:
+        raise HTTPBadRequest() from None
+    update_user(request, user.id, data)
+    return HTTPFound(request.route_path("page.account", _query={"notice": "saved"}, _anchor="language-title"))
+
+
 def mail_choices(request: Request) -> Any:
     """The follow-up mails this person gets: the ticked kinds stay on."""
     user = request.identity.user
@@ -325,6 +339,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.password", "/account/password")
     config.add_route("page.account_name", "/account/name")
     config.add_route("page.account_mail", "/account/mail")
+    config.add_route("page.account_language", "/account/language")
     config.add_route("page.sign_out_everywhere", "/account/sign-out-everywhere")
     config.add_view(rename, route_name="page.account_name", request_method="POST",
                     renderer="auth/account.html", permission=Permission.signed_in)
@@ -353,6 +368,8 @@ def includeme(config: Configurator) -> None:
     view(send_reset_link, route_name="page.reset_resend", request_method="POST",
          renderer="auth/emailed_link.html", permission=PUBLIC)
     view(mail_choices, route_name="page.account_mail", request_method="POST", permission=Permission.signed_in)
+    view(change_language, route_name="page.account_language", request_method="POST",
+         permission=Permission.signed_in)
     view(account, route_name="page.account", request_method="GET", renderer="auth/account.html",
          permission=Permission.signed_in)
     view(change_password, route_name="page.password", request_method="POST",

@@ -39,7 +39,8 @@ TOUCH_INTERVAL = dt.timedelta(minutes=1)
 # password change reads it; ASVS V2.4: a secret read only where it is used),
 # the user's creation time, and the session's id (its activity is recorded
 # by the token's hash, its other unique key).
-USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active)
+USER_COLUMNS = (User.id, User.organization_id, User.name, User.email, User.role, User.active,
+                User.locale)
 # Built once (building a select costs more than running this one), and run
 # on the DBAPI cursor (`PlainRead`: SQLAlchemy's execution was most of the
 # floor's time in the statement).
@@ -62,6 +63,7 @@ class Account(NamedTuple):
     email: str
     role: str
     active: bool
+    locale: str | None
 
 
 assert Account._fields == USER_KEYS  # the row's order

@@ -30,6 +30,8 @@ from ehs_core.auth.tokens import TokenPurpose
 from ehs_core.errors import error_response
 from ehs_core.security import Permission
 from ehs_core.users.models import User, user_json
+from ehs_core.users.schemas import OwnSettingsSchema
+from ehs_core.users.services import update_user
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +118,16 @@ def logout(request: Request) -> Response:
 def me(request: Request) -> dict:
     identity = request.identity
     return me_json(request, identity.user, identity.extra.get("organization"))
+
+
+@view_config(route_name="auth.me", request_method="PATCH", renderer="json",
+             permission=Permission.signed_in, body=OwnSettingsSchema)
+def change_own_settings(request: Request) -> dict:
+    """A person's own name and language (`locale`: "en", "es" or null for
+    the default; issue #39): the account page's operation, the same
+    service as an admin's change of a user."""
+    user = update_user(request, request.identity.user_id, request.validated)
+    return me_json(request, user)
 
 
 @view_config(route_name="auth.password", request_method="POST", permission=Permission.signed_in,

@@ -7,12 +7,13 @@ The mail names the report's number, taken when the report is filed
 from __future__ import annotations
 
 from pyramid.events import subscriber
+from pyramid.i18n import Localizer
 from pyramid.request import Request
 from sqlalchemy import and_, or_, select
 
 from ehs_core.events import IncidentCreated
 from ehs_core.incidents.models import Incident, Severity
-from ehs_core.mail import send_mail
+from ehs_core.mail import Localized, label_word, send_mail, translate
 from ehs_core.mail.choices import wants
 from ehs_core.security import Role
 from ehs_core.sites.services import site_entry
@@ -26,6 +27,11 @@ NOTIFY_SEVERITIES = (Severity.high, Severity.critical)
 def notify_serious_incident(event: IncidentCreated) -> None:
     if event.incident.severity in NOTIFY_SEVERITIES:
         send_serious_notice(event.request, event.incident)
+
+
+def lower_word(value: str) -> Localized:
+    """An enumeration value's words in lower case, in the mail's language."""
+    return Localized(lambda localizer: localizer.translate(label_word(value)).lower())
 
 
 def send_serious_notice(request: Request, incident: Incident, raised_from: Severity | None = None) -> None:
@@ -43,11 +49,19 @@ def send_serious_notice(request: Request, incident: Incident, raised_from: Sever
     recipients = [user.email for user in people
                   if user.role != Role.supervisor or wants(user, "site_serious")]
     site = site_entry(request, incident.site_id)
-    how = f"was raised to {incident.severity} (filed as {raised_from})" if raised_from else "was reported"
+    severity = incident.severity
+
+    def how(localizer: Localizer) -> str:
+        if not raised_from:
+            return localizer.translate(translate("was reported"))
+        return localizer.translate(translate("was raised to ${severity} (filed as ${filed})", mapping={
+            "severity": localizer.translate(label_word(severity)).lower(),
+            "filed": localizer.translate(label_word(raised_from)).lower()}))
+    occurred_at, zone = incident.occurred_at, site["timezone"] if site else None
     # One message for all of them, rendered once, queued in the transaction
     # that files (or raises) the report: it goes if and only if that commits.
     send_mail(request, recipients, "incident_reported", reference=incident.reference,
-              number=incident.number, title=incident.title, severity=incident.severity,
-              type=incident.type.replace("_", " "), site=site["name"] if site else "", how=how,
-              occurred=when(incident.occurred_at, site["timezone"] if site else None,
-                            registry=request.registry))
+              number=incident.number, title=incident.title, severity=lower_word(incident.severity),
+              type=lower_word(incident.type), site=site["name"] if site else "",
+              how=Localized(how),
+              occurred=Localized(lambda localizer: when(occurred_at, zone, registry=request.registry)))

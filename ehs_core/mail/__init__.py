@@ -19,7 +19,16 @@ values; it may extend "ehs_core.mail:templates/base.html".
 Header values come from people (an incident title, a user's or the
 organization's name, typed on a kiosk): line breaks and other control
 characters in them become spaces where the mail is built, so no header can
-be injected and the notice still goes out with the whole text."""
+be injected and the notice still goes out with the whole text.
+
+Mail goes in its recipient's language (issue #39): a template
+"pkg:templates/name.txt" has a sibling "name.<locale>.txt" (and
+".<locale>.html") for each other shipped locale; `send_mail` renders once
+per language among its recipients (a user's chosen locale, the default
+when they chose none; an address of no user gets the request's). Values
+that are words rather than data are `Localized` (or Pyramid translation
+strings) and are written in each rendering's language, as are dates and
+numbers (`ehs_core.ui.rendering.in_locale`)."""
 
 from __future__ import annotations
 
@@ -27,7 +36,7 @@ import logging
 import smtplib
 import string
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from importlib.resources import files
@@ -36,6 +45,8 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FunctionLoader, StrictUndefined, select_autoescape
 from pyramid.config import Configurator
+from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory, make_localizer
+from pyramid.interfaces import ILocalizer, ITranslationDirectories
 from pyramid.registry import Registry
 from pyramid.request import Request
 from sqlalchemy import func, select
@@ -65,21 +76,90 @@ HTML = Environment(loader=FunctionLoader(_source), autoescape=select_autoescape(
 def add_mail_template(config: Configurator, name: str, spec: str) -> None:
     """Directive: a plain-text template "package:path". Its first line is
     `Subject: …`, then a blank line, then the body; `$name` placeholders.
-    The HTML part is the sibling ".html" template when there is one."""
+    The HTML part is the sibling ".html" template when there is one. The
+    template in another language is the sibling "name.<locale>.txt" (and
+    ".<locale>.html"), e.g. "invitation.es.txt"."""
 
-    def register() -> None:
-        source = _source(spec)
+    def load(text_spec: str) -> tuple[string.Template, string.Template, Any] | None:
+        source = _source(text_spec)
         if source is None:
-            raise ValueError(f"mail template {spec} not found")
+            return None
         head, _, body = source.partition("\n\n")
         if not head.startswith("Subject: "):
-            raise ValueError(f"mail template {spec} must start with 'Subject: '")
-        html_spec = spec.rsplit(".", 1)[0] + ".html"
+            raise ValueError(f"mail template {text_spec} must start with 'Subject: '")
+        html_spec = text_spec.rsplit(".", 1)[0] + ".html"
         html = HTML.get_template(html_spec) if _source(html_spec) is not None else None
+        return (string.Template(head[len("Subject: "):].strip()), string.Template(body), html)
+
+    def register() -> None:
+        from ehs_core.ui import SHIPPED_LOCALES
+
+        default = load(spec)
+        if default is None:
+            raise ValueError(f"mail template {spec} not found")
+        stem = spec.rsplit(".", 1)[0]
         templates = config.registry.setdefault("mail_templates", {})
-        templates[name] = (string.Template(head[len("Subject: "):].strip()), string.Template(body), html)
+        templates[name] = default
+        translated = config.registry.setdefault("mail_templates_by_locale", {})
+        for locale in sorted(SHIPPED_LOCALES):
+            variant = load(f"{stem}.{locale}.txt")
+            if variant is not None:
+                translated[(name, locale)] = variant
 
     register_once(config, "ehs.mail_template", name, register)
+
+
+# Words of the core's mail values, translated in each rendering's language.
+translate = TranslationStringFactory("ehs")
+
+
+def label_word(value: str) -> TranslationString:
+    """An enumeration value's words (`ehs_core.ui.labels`), to be translated
+    in each rendering's language: "near_miss" -> "Near miss"."""
+    from ehs_core.ui.labels import LABELS
+
+    return TranslationString(LABELS.get(value) or value.replace("_", " ").capitalize(), domain="ehs")
+
+
+class Localized:
+    """A mail value in words, written in each rendering's language: the
+    function gets the Localizer of the recipients' locale (dates and numbers
+    it writes follow that locale too)."""
+
+    def __init__(self, write: Callable[[Localizer], str]) -> None:
+        self.write = write
+
+
+def default_locale(registry: Registry) -> str:
+    return registry.settings.get("pyramid.default_locale_name") or "en"
+
+
+def localizer_for(registry: Registry, locale: str) -> Localizer:
+    """The localizer of a shipped locale outside a request (as Pyramid
+    makes a request's, and kept the same way)."""
+    localizer = registry.queryUtility(ILocalizer, name=locale)
+    if localizer is None:
+        directories = registry.queryUtility(ITranslationDirectories, default=[])
+        localizer = make_localizer(locale, directories)
+        registry.registerUtility(localizer, ILocalizer, name=locale)
+    return localizer
+
+
+def recipient_locales(dbsession: Session, registry: Registry, addresses: Iterable[str],
+                      fallback: str | None = None) -> dict[str, str]:
+    """Each address's language: its user's chosen locale, the default when
+    they chose none; an address of no user gets `fallback` (the request's
+    locale) or the default."""
+    from ehs_core.ui import shipped
+    from ehs_core.users.models import User, normalize_email
+
+    addresses = list(addresses)
+    default = default_locale(registry)
+    chosen = dict(dbsession.execute(select(User.email, User.locale).where(
+        User.email.in_([normalize_email(a) for a in addresses]))).all()) if addresses else {}
+    return {address: (shipped(chosen[normalize_email(address)]) or default)
+            if normalize_email(address) in chosen else (shipped(fallback) or default)
+            for address in addresses}
 
 
 def header_safe(value: str) -> str:
@@ -90,30 +170,46 @@ def header_safe(value: str) -> str:
     return " ".join(cleaned.split())
 
 
-def render(registry: Registry, template: str, /, **context: Any) -> dict[str, str]:
+def render(registry: Registry, template: str, /, *, locale: str | None = None,
+           **context: Any) -> dict[str, str]:
     """The message's subject, plain text and (when the template has one)
-    HTML, from the same values."""
-    subject, body, html = registry["mail_templates"][template]
+    HTML, from the same values, in `locale` (default: the installation's)."""
+    from ehs_core.ui.rendering import in_locale
+
+    locale = locale or default_locale(registry)
+    subject, body, html = registry.get("mail_templates_by_locale", {}).get(
+        (template, locale), registry["mail_templates"][template])
     # The HTML part links to the site; plugins that render a template
     # themselves need not know it.
     context.setdefault("public_url", registry.settings.get("ehs.public_url", ""))
-    message = {"subject": header_safe(subject.substitute(context)), "body": body.substitute(context)}
-    if html is not None:
-        message["html"] = html.render(subject=message["subject"], **context)
+    with in_locale(locale):
+        if any(isinstance(value, (Localized, TranslationString)) for value in context.values()):
+            localizer = localizer_for(registry, locale)
+            context = {key: value.write(localizer) if isinstance(value, Localized)
+                       else localizer.translate(value) if isinstance(value, TranslationString) else value
+                       for key, value in context.items()}
+        message = {"subject": header_safe(subject.substitute(context)), "body": body.substitute(context)}
+        if html is not None:
+            message["html"] = html.render(subject=message["subject"], **context)
     return message
 
 
 def send_mail(request: Request, to: str | Iterable[str], template: str, /, **context: Any) -> None:
     """Render now, deliver after commit. `to` is one address, or several
-    that get the same message (rendered once), each its own mail and its
-    own delivery job."""
+    that get the same message (rendered once per language among them:
+    `recipient_locales`), each its own mail and its own delivery job."""
     recipients = [to] if isinstance(to, str) else list(to)
     if not recipients:
         return
     context.setdefault("public_url", request.registry.settings["ehs.public_url"])
-    message = render(request.registry, template, **context)
+    locales = recipient_locales(request.dbsession, request.registry, recipients,
+                                fallback=request.localizer.locale_name)
+    messages: dict[str, dict[str, str]] = {}
     for recipient in recipients:
-        queue_job(request, DELIVER_JOB, addressed(request.registry, recipient, message))
+        locale = locales[recipient]
+        if locale not in messages:
+            messages[locale] = render(request.registry, template, locale=locale, **context)
+        queue_job(request, DELIVER_JOB, addressed(request.registry, recipient, messages[locale]))
 
 
 def addressed(registry: Registry, recipient: str, message: dict[str, str]) -> dict[str, str]:

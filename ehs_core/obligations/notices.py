@@ -10,30 +10,43 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from pyramid.i18n import Localizer
 from pyramid.registry import Registry
 from sqlalchemy import select, update
 
 from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.jobs import wake
-from ehs_core.mail import queue_mail, render
+from ehs_core.mail import Localized, default_locale, queue_mail, render, translate
 from ehs_core.obligations import kinds
 from ehs_core.obligations.models import Obligation, ObligationStatus
 from ehs_core.security import ROLE_ORDER, Role, role_at_least
 from ehs_core.sites.models import Site
+from ehs_core.ui import shipped
 from ehs_core.ui.rendering import when
 from ehs_core.users.models import User
 
 NOTICE_JOB = "obligations.notices"
 
 
-def span(delta: dt.timedelta) -> str:
-    """"1 day 3 hours", "2 hours 5 minutes", "40 minutes"."""
+def _plural(singular: str, plural: str) -> tuple[str, str]:
+    """Marks a message with a plural for extraction (`make messages`)."""
+    return singular, plural
+
+
+def span(delta: dt.timedelta, localizer: Localizer | None = None) -> str:
+    """"1 day 3 hours", "2 hours 5 minutes", "40 minutes" (in the
+    localizer's language when one is given)."""
     minutes = max(int(delta.total_seconds() // 60), 0)
     days, rest = divmod(minutes, 24 * 60)
     hours, minutes = divmod(rest, 60)
+    words = {"day": _plural("${n} day", "${n} days"), "hour": _plural("${n} hour", "${n} hours"),
+             "minute": _plural("${n} minute", "${n} minutes")}
 
     def unit(n: int, word: str) -> str:
+        if localizer is not None:
+            one, many = words[word]
+            return localizer.pluralize(one, many, n, domain="ehs", mapping={"n": n})
         return f"{n} {word}{'' if n == 1 else 's'}"
 
     if days:
@@ -74,7 +87,7 @@ def send_notices(registry: Registry, now: dt.datetime | None = None) -> int:
                    | (Obligation.alerted_at.is_(None) & (Obligation.due_at <= now)))
             .order_by(Obligation.due_at, Obligation.id)).all()
         organizations = {obligation.organization_id for obligation, _, _ in rows}
-        people = dbsession.execute(select(User.organization_id, User.email, User.role).where(
+        people = dbsession.execute(select(User.organization_id, User.email, User.role, User.locale).where(
             User.active.is_(True), User.organization_id.in_(organizations))).all() if rows else []
         for obligation, number, timezone in rows:
             kind = known[obligation.kind]
@@ -83,17 +96,25 @@ def send_notices(registry: Registry, now: dt.datetime | None = None) -> int:
             if not _claim(dbsession, obligation.id, marker, now):
                 continue
             least = max(kind.handled_by, Role.supervisor, key=ROLE_ORDER.index)
-            recipients = [email for organization_id, email, role in people
+            recipients = [(email, shipped(locale) or default_locale(registry))
+                          for organization_id, email, role, locale in people
                           if organization_id == obligation.organization_id and role_at_least(role, least)]
             notice = "obligation_overdue" if overdue else "obligation_reminder"
-            message = render(registry, notice, title=obligation.title,
-                             about=f" for {reference(number)}" if number is not None else "",
-                             due=when(obligation.due_at, timezone, registry=registry),
-                             left=span(obligation.due_at - now), fulfilled_by=kind.fulfilled_by or "-",
-                             public_url=public_url)
-            for email in recipients:
+            # One rendering per language among the recipients (issue #39).
+            messages: dict[str, dict[str, str]] = {}
+            for email, locale in recipients:
+                if locale not in messages:
+                    messages[locale] = render(
+                        registry, notice, locale=locale, title=obligation.title,
+                        about=translate(" for ${reference}", mapping={"reference": reference(number)})
+                        if number is not None else "",
+                        due=Localized(lambda _localizer, due_at=obligation.due_at, zone=timezone:
+                                      when(due_at, zone, registry=registry)),
+                        left=Localized(lambda localizer, delta=obligation.due_at - now:
+                                       span(delta, localizer)),
+                        fulfilled_by=kind.fulfilled_by or "-", public_url=public_url)
                 key = f"{notice}:{obligation.id}:{obligation.due_at.isoformat()}:{email}"
-                queue_mail(dbsession, registry, email, message, key=key)
+                queue_mail(dbsession, registry, email, messages[locale], key=key)
                 queued += 1
     if queued:
         wake(registry)

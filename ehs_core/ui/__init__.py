@@ -12,11 +12,12 @@ configured through a meta tag.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
-from pyramid.i18n import default_locale_negotiator
 from pyramid.request import Request
+from pyramid.response import Response
 
 from ehs_core.security import identity_of
 from ehs_core.ui.directives import add_dashboard_card, add_incident_list_tool, add_incident_panel
@@ -67,21 +68,65 @@ def includeme(config: Configurator) -> None:
     config.include(".errors")
 
 
-# The locales the service ships: those the core has a compiled catalogue for.
+# The locales the service ships: those the core has a compiled catalogue for
+# (issue #39: only these are accepted, from the address, a cookie, the
+# browser or a person's settings).
 SHIPPED_LOCALES = frozenset(path.parent.parent.name
                             for path in Path(__file__).parent.parent.glob("locale/*/LC_MESSAGES/ehs.mo"))
+# Their names in their own language, for the language choices.
+LANGUAGE_NAMES = {"en": "English", "es": "Español"}
+# The parameter and cookie that name a chosen language (Pyramid's own).
+LOCALE_KEY = "_LOCALE_"
+
+
+def shipped(name: object) -> str | None:
+    """`name` when it is a shipped locale, else None."""
+    return name if isinstance(name, str) and name in SHIPPED_LOCALES else None
 
 
 def negotiate_locale(request: Request) -> str | None:
-    """Pyramid's default negotiator (a `_LOCALE_` attribute of the request,
-    else parameter, else cookie; None: the default locale), answering only
-    a shipped locale; any other name is the default locale. Each name has
-    its own localizer: a name from the address or a cookie, without
+    """The request's locale, among the shipped ones only (issue #39): the
+    request's `_LOCALE_` attribute or parameter; else the signed-in
+    person's chosen language (None: the installation's default); else,
+    for those not signed in (a reporting link, the sign-in page), the
+    `_LOCALE_` cookie the language switch sets, then the browser's
+    Accept-Language. A name that is not shipped is ignored: each name has
+    its own localizer, and a name from the address or a cookie, without
     signing in, must not grow what the service keeps without bound (ASVS
-    5.0 V2.4). The Accept-Language header is not read: with one shipped
-    locale it could choose nothing."""
-    name = default_locale_negotiator(request)
-    return name if name in SHIPPED_LOCALES else None
+    5.0 V2.4). None: the default locale."""
+    named = getattr(request, LOCALE_KEY, None) or request.params.get(LOCALE_KEY)
+    if shipped(named):
+        return named
+    identity = identity_of(request) if getattr(request, "registry", None) is not None else None
+    if identity is not None and identity.is_user:
+        return shipped(getattr(identity.account, "locale", None))
+    cookie = shipped(request.cookies.get(LOCALE_KEY))
+    if cookie:
+        return cookie
+    if "Accept-Language" in request.headers:
+        return request.accept_language.lookup(sorted(SHIPPED_LOCALES), default="") or None
+    return None
+
+
+def language_switch(request: Request) -> list[dict[str, object]]:
+    """The visible language choices of a page anyone may open (a reporting
+    link, sign-in): each shipped language with a link to this same page in
+    it (the page then keeps the choice in the `_LOCALE_` cookie), the
+    current one marked. Works without JavaScript."""
+    current = request.localizer.locale_name
+    query = [(key, value) for key, value in request.GET.items() if key != LOCALE_KEY]
+    return [{"locale": name, "name": LANGUAGE_NAMES.get(name, name), "current": name == current,
+             "href": request.path + "?" + urlencode([*query, (LOCALE_KEY, name)])}
+            for name in sorted(SHIPPED_LOCALES)]
+
+
+def keep_language_choice(request: Request, response: Response) -> None:
+    """A page opened with `?_LOCALE_=xx` (the switch) keeps that choice for
+    a year in a cookie, so the pages and answers that follow are in it."""
+    chosen = shipped(request.GET.get(LOCALE_KEY))
+    if chosen:
+        response.set_cookie(LOCALE_KEY, chosen, max_age=365 * 24 * 3600, path="/", samesite="Lax",
+                            secure=request.scheme == "https", httponly=True)
 
 
 def _setup_environment(config: Configurator) -> None:
@@ -90,19 +135,24 @@ def _setup_environment(config: Configurator) -> None:
     rendering.setup(environment, config.registry)
 
 
+def _(text: str) -> str:
+    """Marks a message for extraction (`make messages`); translated where shown."""
+    return text
+
+
 # Messages a page may show after a redirect, by key (never text from the
 # address, which anyone could craft).
 NOTICES = {
-    "password-changed": "Your password was changed. Your other sessions were signed out.",
-    "saved": "Saved.",
-    "moved": "The incident moved on.",
-    "commented": "Your comment was added.",
-    "uploaded": "The file was added.",
-    "removed": "The file was removed.",
-    "action-added": "The corrective action was added.",
-    "verified": "The actions were verified.",
-    "invited": "The invitation was sent.",
-    "follow-up-sent": "Your message was sent.",
+    "password-changed": _("Your password was changed. Your other sessions were signed out."),
+    "saved": _("Saved."),
+    "moved": _("The incident moved on."),
+    "commented": _("Your comment was added."),
+    "uploaded": _("The file was added."),
+    "removed": _("The file was removed."),
+    "action-added": _("The corrective action was added."),
+    "verified": _("The actions were verified."),
+    "invited": _("The invitation was sent."),
+    "follow-up-sent": _("Your message was sent."),
 }
 
 
@@ -127,6 +177,10 @@ def layout_values(event: BeforeRender) -> None:
     event.setdefault("nav", nav_items(request) if signed_in else [])
     event.setdefault("assets", {name: request.static_path(f"ehs_core:static/{name}") for name in ASSETS})
     event.setdefault("links", {key: request.route_path(name) for key, name in LINKS.items()})
+    # The page's language (<html lang>) and the languages one may choose.
+    event.setdefault("page_lang", request.localizer.locale_name)
+    event.setdefault("languages", [(name, LANGUAGE_NAMES.get(name, name))
+                                   for name in sorted(SHIPPED_LOCALES)])
     # (`organization_name`: the users package's `layout_organization`.)
     key = request.GET.get("notice")
     event.setdefault("notice", request.localizer.translate(NOTICES[key]) if key in NOTICES else None)

@@ -4,6 +4,9 @@ times in a site's zone written for people, and the `{% inline %}` tag."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,6 +24,43 @@ from pyramid_jinja2 import PARENT_RELATIVE_DELIM
 from ehs_core.zones import site_zone
 
 LOCALE = Locale.parse("en")
+# The locale that dates and numbers are written in while a mail is rendered
+# for its recipients (`in_locale`); otherwise the request's.
+_LOCALE_NAME: ContextVar[str | None] = ContextVar("ehs_locale_name", default=None)
+_LOCALES: dict[str, Locale] = {}
+
+
+def current_locale(name: str | None = None) -> Locale:
+    """The Babel locale dates and numbers follow (issue #39): `name`, else
+    the one a mail is being rendered in, else the current request's, else
+    English."""
+    if name is None:
+        name = _LOCALE_NAME.get()
+    if name is None:
+        request = get_current_request()
+        localizer = getattr(request, "localizer", None) if request is not None else None
+        name = getattr(localizer, "locale_name", None)
+    if not name:
+        return LOCALE
+    found = _LOCALES.get(name)
+    if found is None:
+        try:
+            found = Locale.parse(name.replace("-", "_"))
+        except (ValueError, TypeError):
+            found = LOCALE
+        _LOCALES[name] = found
+    return found
+
+
+@contextmanager
+def in_locale(name: str | None) -> Iterator[None]:
+    """Dates and numbers written while inside are in locale `name` (a
+    mail rendered in its recipient's language, outside their request)."""
+    token = _LOCALE_NAME.set(name)
+    try:
+        yield
+    finally:
+        _LOCALE_NAME.reset(token)
 # Templates named by an asset spec of a plugin package translate in that
 # plugin's domain; the core's own templates in "ehs".
 DEFAULT_DOMAIN = "ehs"
@@ -116,7 +156,7 @@ def when(moment: dt.datetime | None, zone: str | dt.tzinfo | None = None, with_z
     moment = local(moment, zone, registry)
     if moment is None:
         return ""
-    text = format_datetime(moment, "d MMM y, HH:mm", locale=LOCALE)
+    text = format_datetime(moment, "d MMM y, HH:mm", locale=current_locale())
     return f"{text} {moment.tzname()}" if with_zone else text
 
 
@@ -132,7 +172,7 @@ def day(value: dt.date | dt.datetime | str | None, zone: str | None = None) -> s
             return value
     if isinstance(value, dt.datetime):
         value = local(value, zone).date()
-    return format_date(value, "d MMM y", locale=LOCALE)
+    return format_date(value, "d MMM y", locale=current_locale())
 
 
 def machine_time(moment: dt.datetime | None) -> str:
@@ -154,17 +194,25 @@ def ago(moment: dt.datetime | None) -> str:
         return ""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
-    return format_timedelta(moment - dt.datetime.now(dt.UTC), add_direction=True, locale=LOCALE)
+    return format_timedelta(moment - dt.datetime.now(dt.UTC), add_direction=True, locale=current_locale())
 
 
 def number(value: int | float) -> str:
-    """100000 -> "100,000": counts as people read them."""
-    return format_decimal(value, locale=LOCALE)
+    """100000 -> "100,000" ("100.000" in Spanish): counts as people of the
+    locale read them."""
+    return format_decimal(value, locale=current_locale())
 
 
 def label(value: str | None) -> str:
-    """An enumeration value as words: near_miss -> Near miss."""
-    return (value or "").replace("_", " ").capitalize()
+    """An enumeration value as words in the reader's language: near_miss ->
+    Near miss, "Casi accidente" (`ehs_core.ui.labels` marks them)."""
+    from ehs_core.ui.labels import LABELS
+
+    text = LABELS.get(value or "") or (value or "").replace("_", " ").capitalize()
+    request = get_current_request()
+    if request is not None and text:
+        return request.localizer.translations.dugettext(DEFAULT_DOMAIN, text)
+    return text
 
 
 def nl2br(text: str | None) -> Markup:

@@ -36,6 +36,10 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The kinds of follow-up mail this person turned off (`mail.choices`).
     mail_off: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # The language this person reads pages and mail in ("en", "es": a
+    # shipped locale, `ehs_core.ui.SHIPPED_LOCALES`); None: the
+    # installation's default (`pyramid.default_locale_name`).
+    locale: Mapped[str | None] = mapped_column(String(10), nullable=True)
     # The sites this person works at; none means all of them.
     site_links: Mapped[list[UserSite]] = relationship(lazy="select", cascade="all, delete-orphan",
                                                       order_by="UserSite.site_id")
@@ -62,4 +66,4 @@ def normalize_email(email: str) -> str:
 
 def user_json(user: User) -> dict:
     return {"id": user.id, "name": user.name, "email": user.email, "role": user.role,
-            "active": user.active, "siteIds": user.site_ids}
+            "active": user.active, "siteIds": user.site_ids, "locale": user.locale}

@@ -58,7 +58,7 @@ def create_user(request: Request, data: dict[str, Any], *,
     if organization_id is None:
         organization_id = request.identity.account.organization_id
     user = User(organization_id=organization_id, name=data["name"], email=email, role=data["role"],
-                active=True)
+                active=True, locale=data.get("locale"))
     invited = "password" not in data and request.identity is not None
     if "password" in data:
         user.password_hash = passwords(request.registry).hash(data["password"])
@@ -81,8 +81,9 @@ def _is_last_active_admin(request: Request, user: User) -> bool:
 
 
 def update_user(request: Request, user_id: int, data: dict[str, Any]) -> User:
-    """Rename, change role, (de)activate or set a password. The last active
-    admin can be neither demoted nor deactivated."""
+    """Rename, change role, (de)activate, set the language (a shipped
+    locale, or None for the default: issue #39) or set a password. The last
+    active admin can be neither demoted nor deactivated."""
     dbsession = request.dbsession
     user = dbsession.get(User, user_id)
     if user is None:
@@ -96,7 +97,7 @@ def update_user(request: Request, user_id: int, data: dict[str, Any]) -> User:
         if user.role == Role.admin and user.active and _is_last_active_admin(request, user):
             raise Conflict("The last active admin cannot be demoted or deactivated")
     changes: dict[str, Any] = {}
-    for key in ("name", "role", "active"):
+    for key in ("name", "role", "active", "locale"):
         if key in data and getattr(user, key) != data[key]:
             changes[key] = [getattr(user, key), data[key]]
             setattr(user, key, data[key])

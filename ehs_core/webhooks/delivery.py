@@ -43,6 +43,7 @@ from ehs_core.db import utcnow
 from ehs_core.incidents.models import Incident, reference
 from ehs_core.mail import queue_mail, render
 from ehs_core.security import Role
+from ehs_core.ui import shipped
 from ehs_core.users.models import User
 from ehs_core.webhooks.models import WebhookDelivery, WebhookEndpoint
 from ehs_core.webhooks.targets import TargetRefused, resolve
@@ -188,13 +189,17 @@ def record(registry: Registry, item: Claimed, status: int | None, error: str | N
 
 def tell_admins(session: Any, registry: Registry, endpoint: WebhookEndpoint) -> None:
     public_url = registry.settings["ehs.public_url"]
-    message = render(registry, "webhooks.disabled", url=endpoint.url, reason=endpoint.disabled_reason,
-                     link=f"{public_url}/admin/webhooks", public_url=public_url)
-    admins = session.execute(select(User.email).where(
+    admins = session.execute(select(User.email, User.locale).where(
         User.organization_id == endpoint.organization_id, User.role == Role.admin,
-        User.active.is_(True))).scalars()
-    for address in admins:
-        queue_mail(session, registry, address, message)
+        User.active.is_(True))).all()
+    messages: dict[str | None, dict[str, str]] = {}
+    for address, locale in admins:  # each in their own language (issue #39)
+        locale = shipped(locale)
+        if locale not in messages:
+            messages[locale] = render(registry, "webhooks.disabled", locale=locale, url=endpoint.url,
+                                      reason=endpoint.disabled_reason, link=f"{public_url}/admin/webhooks",
+                                      public_url=public_url)
+        queue_mail(session, registry, address, messages[locale])
 
 
 def send_due(registry: Registry, *_: Any) -> int:

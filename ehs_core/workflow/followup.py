@@ -24,18 +24,23 @@ from ehs_core.actions.models import PENDING, CorrectiveAction
 from ehs_core.events import ActionUpdated, IncidentTransitioned, IncidentUpdated, InvestigationUpdated
 from ehs_core.incidents.models import Incident, Severity, Status
 from ehs_core.incidents.notices import NOTIFY_SEVERITIES, send_serious_notice
-from ehs_core.mail import send_mail
+from ehs_core.mail import Localized, label_word, send_mail, translate
 from ehs_core.mail.choices import wants
 from ehs_core.security import Role
 from ehs_core.users.models import User, UserSite
 
 
-def _action_lines(request: Request, incident: Incident) -> str:
+def _action_lines(request: Request, incident: Incident) -> Localized:
+    """The incident's actions and their statuses, in the mail's language."""
     actions = request.dbsession.execute(select(CorrectiveAction.title, CorrectiveAction.status).where(
         CorrectiveAction.incident_id == incident.id).order_by(CorrectiveAction.id)).all()
-    if not actions:
-        return "No corrective action was needed."
-    return "\n".join(f"- {title} ({status.replace('_', ' ')})" for title, status in actions)
+
+    def write(localizer: Any) -> str:
+        if not actions:
+            return localizer.translate(translate("No corrective action was needed."))
+        return "\n".join(f"- {title} ({localizer.translate(label_word(status)).lower()})"
+                         for title, status in actions)
+    return Localized(write)
 
 
 @subscriber(IncidentTransitioned)

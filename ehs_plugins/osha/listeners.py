@@ -5,17 +5,21 @@ audit trail (trail.py), and the notice that a direct report to OSHA is owed
 from __future__ import annotations
 
 from pyramid.events import subscriber
+from pyramid.i18n import TranslationStringFactory
 from sqlalchemy import select
 
 from ehs_core.errors import Conflict
 from ehs_core.events import PersonChanged
-from ehs_core.mail import send_mail
+from ehs_core.mail import Localized, send_mail
 from ehs_core.security import Role
 from ehs_core.users.models import User
 from ehs_plugins.osha.cases import case_number, severe_deadline, wall_clock
 from ehs_plugins.osha.events import CaseChanged
 from ehs_plugins.osha.services import case_of_person, zone_of
 from ehs_plugins.osha.trail import record_decision
+
+# The mail's words, in the plugin's own domain.
+translate = TranslationStringFactory("ehs_osha")
 
 
 @subscriber(CaseChanged)
@@ -36,12 +40,15 @@ def notify_if_newly_severe(event: CaseChanged) -> None:
     if deadline is None or case.severe_notice_sent_at is not None:
         return
     case.severe_notice_sent_at = deadline.entered_at
-    late, status, entered = "", f"due within {deadline.hours} hours", ""
+    hours = {"hours": deadline.hours}
+    late, status, entered = "", translate("due within ${hours} hours", mapping=hours), ""
     if deadline.past_due_when_entered:
-        status = f"overdue (due within {deadline.hours} hours)"
+        status = translate("overdue (due within ${hours} hours)", mapping=hours)
         entered = wall_clock(deadline.entered_at, zone)
-        late = (f"The deadline had already passed when this was entered ({entered}): report now,"
-                " and note when and how the establishment learned of the event.\n")
+        late = Localized(lambda localizer: localizer.translate(translate(
+            "The deadline had already passed when this was entered (${entered}): report now,"
+            " and note when and how the establishment learned of the event.", mapping={"entered": entered}))
+            + "\n")
     recipients = request.dbsession.execute(select(User.email).where(
         User.active.is_(True), User.role.in_((Role.safety_manager, Role.admin)))).scalars()
     send_mail(request, recipients, "osha_severe_report", reference=case_number(incident, case),

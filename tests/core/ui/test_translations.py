@@ -128,35 +128,39 @@ def test_each_locale_reads_its_own_words_in_each_templates_domain(registry):
     assert render_loaded(registry, name, "xx-one") == one
 
 
-def test_the_locale_is_negotiated_as_pyramid_does_without_parsing_what_cannot_name_it():
-    """`ui.negotiate_locale` answers as Pyramid's default negotiator (the
-    request's `_LOCALE_` attribute, then parameter, then cookie; None for the
-    default locale) for the requests that name a shipped locale and those
-    that name none; any other name is the default locale (None)."""
-    from pyramid.i18n import default_locale_negotiator
+def test_the_locale_is_negotiated_among_the_shipped_ones_only():
+    """`ui.negotiate_locale` (issue #39): the request's `_LOCALE_` attribute
+    or parameter, then (not signed in) the `_LOCALE_` cookie, then the
+    browser's Accept-Language; None for the default locale. A name the
+    service does not ship is ignored wherever it comes from."""
     from pyramid.request import Request
 
     from ehs_core.ui import SHIPPED_LOCALES, negotiate_locale
 
-    assert SHIPPED_LOCALES == frozenset({"en"})
+    assert SHIPPED_LOCALES == frozenset({"en", "es"})
 
     def made(path, **kw):
         return Request.blank(path, **kw)
 
-    requests = [made("/incidents/42"), made("/incidents?_LOCALE_=en"), made("/?a=1&_LOCALE_=en&b=2"),
-                made("/", headers={"Cookie": "service_session=x; _LOCALE_=en"}),
+    requests = [made("/incidents/42"), made("/incidents?_LOCALE_=es"), made("/?a=1&_LOCALE_=en&b=2"),
+                made("/", headers={"Cookie": "service_session=x; _LOCALE_=es"}),
                 made("/", headers={"Cookie": "service_session=x"}),
-                made("/incidents/new", POST={"title": "Spill", "_LOCALE_": "en"}),
-                made("/incidents/new", POST={"title": "Spill"})]
+                made("/incidents/new", POST={"title": "Spill", "_LOCALE_": "es"}),
+                made("/", headers={"Accept-Language": "es-MX,es;q=0.9,en;q=0.8"}),
+                made("/", headers={"Accept-Language": "fr-CA, fr;q=0.9, es;q=0.5"}),
+                made("/", headers={"Accept-Language": "de, fr"}),
+                made("/?_LOCALE_=en", headers={"Accept-Language": "es"}),
+                made("/", headers={"Accept-Language": "es", "Cookie": "_LOCALE_=en"})]
     named = made("/incidents/42")
-    named._LOCALE_ = "en"
+    named._LOCALE_ = "es"
     requests.append(named)
     answers = [negotiate_locale(request) for request in requests]
-    assert answers == [None, "en", "en", "en", None, "en", None, "en"]
-    assert answers == [default_locale_negotiator(request) for request in requests]
+    assert answers == [None, "es", "en", "es", None, "es", "es", "es", None, "en", "en", "es"]
     unknown = [made("/incidents?_LOCALE_=fr"), made("/?_LOCALE_=x%00y"), made("/?_LOCALE_=../../etc"),
                made("/", headers={"Cookie": "_LOCALE_=zz-" + "z" * 500}),
-               made("/incidents/new", POST={"_LOCALE_": "EN"})]
+               made("/incidents/new", POST={"_LOCALE_": "ES"}),
+               made("/", headers={"Accept-Language": "fr;q=1, *;q=0.5"}),
+               made("/", headers={"Accept-Language": "not a header;;;"})]
     assert [negotiate_locale(request) for request in unknown] == [None] * len(unknown)
 
 
