@@ -190,7 +190,7 @@ def render(registry: Registry, template: str, /, *, locale: str | None = None,
                        for key, value in context.items()}
         message = {"subject": header_safe(subject.substitute(context)), "body": body.substitute(context)}
         if html is not None:
-            message["html"] = html.render(subject=message["subject"], **context)
+            message["html"] = html.render(subject=message["subject"], lang=locale, **context)
     return message
 
 

@@ -16,6 +16,9 @@ from urllib.parse import urlencode
 
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
+from pyramid.i18n import Translations, make_localizer
+from pyramid.interfaces import ILocalizer, ITranslationDirectories
+from pyramid.registry import Registry
 from pyramid.request import Request
 from pyramid.response import Response
 
@@ -62,6 +65,7 @@ def includeme(config: Configurator) -> None:
     config.add_directive("add_dashboard_card", add_dashboard_card)
     config.add_directive("add_incident_list_tool", add_incident_list_tool)
     config.action(None, lambda: _setup_environment(config), order=999)
+    config.action(None, lambda: _make_localizers(config.registry), order=999)
     config.add_subscriber(page_headers, NewResponse)
     config.add_subscriber(layout_values, BeforeRender)
     config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
@@ -127,6 +131,21 @@ def keep_language_choice(request: Request, response: Response) -> None:
     if chosen:
         response.set_cookie(LOCALE_KEY, chosen, max_age=365 * 24 * 3600, path="/", samesite="Lax",
                             secure=request.scheme == "https", httponly=True)
+
+
+def _make_localizers(registry: Registry) -> None:
+    """Each shipped locale's localizer, made once all translation folders
+    (the plugins' too) are known, as Pyramid makes one. The core's
+    catalogue also answers a message given without a domain
+    (`request.localizer.translate("…")` in the core's views), which Pyramid
+    otherwise looks up in an empty "messages" domain."""
+    directories = registry.queryUtility(ITranslationDirectories, default=[])
+    for name in sorted(SHIPPED_LOCALES):
+        localizer = make_localizer(name, directories)
+        core = Path(__file__).parent.parent / "locale" / name / "LC_MESSAGES" / "ehs.mo"
+        with core.open("rb") as catalogue:
+            localizer.translations.add(Translations(catalogue, domain="messages"), merge=True)
+        registry.registerUtility(localizer, ILocalizer, name=name)
 
 
 def _setup_environment(config: Configurator) -> None:
