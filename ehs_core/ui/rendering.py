@@ -220,6 +220,14 @@ def nl2br(text: str | None) -> Markup:
     return Markup("<br>").join(escape(text or "").split("\n"))
 
 
+def legal(text: str, **variables: object) -> str:
+    """`legal("…")`: a label a regulator prints on its form (OSHA's Forms
+    300, 300A and 301), kept in the regulator's words whatever the reader's
+    language (issue #39); not extracted for translation. Placeholders as
+    `_()`'s."""
+    return text % variables if variables else text
+
+
 def setup(env: Environment, registry: Registry) -> None:
     # New-style gettext (placeholders filled by the call) in the template's
     # own translation domain.
@@ -229,5 +237,6 @@ def setup(env: Environment, registry: Registry) -> None:
     env.filters.update({"when": when, "day": day, "machine_time": machine_time, "ago": ago,
                         "label": label, "number": number, "nl2br": nl2br})
     env.globals["zone_named"] = zone_named
+    env.globals["legal"] = legal
     env.trim_blocks = True
     env.lstrip_blocks = True
