@@ -122,9 +122,10 @@ def new_page(playwright_browser: Any, request: pytest.FixtureRequest) -> Iterato
     a screenshot of each is kept when the test fails."""
     contexts: list[Any] = []
 
-    def make(viewport: tuple[int, int] = (1280, 900), **kw: Any) -> Any:
+    def make(viewport: tuple[int, int] = (1280, 900), locale: str = "en-US", **kw: Any) -> Any:
+        """`locale`: the browser's language (its Accept-Language)."""
         context = playwright_browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
-                                                 locale="en-US", **kw)
+                                                 locale=locale, **kw)
         context.set_default_timeout(10_000)
         contexts.append(context)
         return context.new_page()

@@ -45,8 +45,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FunctionLoader, StrictUndefined, select_autoescape
 from pyramid.config import Configurator
-from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory, make_localizer
-from pyramid.interfaces import ILocalizer, ITranslationDirectories
+from pyramid.i18n import Localizer, TranslationString, TranslationStringFactory
 from pyramid.registry import Registry
 from pyramid.request import Request
 from sqlalchemy import func, select
@@ -135,14 +134,10 @@ def default_locale(registry: Registry) -> str:
 
 
 def localizer_for(registry: Registry, locale: str) -> Localizer:
-    """The localizer of a shipped locale outside a request (as Pyramid
-    makes a request's, and kept the same way)."""
-    localizer = registry.queryUtility(ILocalizer, name=locale)
-    if localizer is None:
-        directories = registry.queryUtility(ITranslationDirectories, default=[])
-        localizer = make_localizer(locale, directories)
-        registry.registerUtility(localizer, ILocalizer, name=locale)
-    return localizer
+    """The localizer of a shipped locale outside a request (as a request's)."""
+    from ehs_core.ui import localizer_of
+
+    return localizer_of(registry, locale)
 
 
 def recipient_locales(dbsession: Session, registry: Registry, addresses: Iterable[str],

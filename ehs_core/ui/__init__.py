@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from pyramid.config import Configurator
 from pyramid.events import BeforeRender, NewResponse
-from pyramid.i18n import Translations, make_localizer
+from pyramid.i18n import Localizer, Translations, make_localizer
 from pyramid.interfaces import ILocalizer, ITranslationDirectories
 from pyramid.registry import Registry
 from pyramid.request import Request
@@ -65,7 +65,6 @@ def includeme(config: Configurator) -> None:
     config.add_directive("add_dashboard_card", add_dashboard_card)
     config.add_directive("add_incident_list_tool", add_incident_list_tool)
     config.action(None, lambda: _setup_environment(config), order=999)
-    config.action(None, lambda: _make_localizers(config.registry), order=999)
     config.add_subscriber(page_headers, NewResponse)
     config.add_subscriber(layout_values, BeforeRender)
     config.add_static_view("static", "ehs_core:static", cache_max_age=3600)
@@ -98,6 +97,16 @@ def negotiate_locale(request: Request) -> str | None:
     its own localizer, and a name from the address or a cookie, without
     signing in, must not grow what the service keeps without bound (ASVS
     5.0 V2.4). None: the default locale."""
+    name = _negotiated(request)
+    registry = getattr(request, "registry", None)
+    if registry is not None:
+        # Made here, before Pyramid would make it without the core's
+        # catalogue as the default domain.
+        localizer_of(registry, name or registry.settings.get("pyramid.default_locale_name") or "en")
+    return name
+
+
+def _negotiated(request: Request) -> str | None:
     named = getattr(request, LOCALE_KEY, None) or request.params.get(LOCALE_KEY)
     if shipped(named):
         return named
@@ -133,19 +142,23 @@ def keep_language_choice(request: Request, response: Response) -> None:
                             secure=request.scheme == "https", httponly=True)
 
 
-def _make_localizers(registry: Registry) -> None:
-    """Each shipped locale's localizer, made once all translation folders
-    (the plugins' too) are known, as Pyramid makes one. The core's
-    catalogue also answers a message given without a domain
-    (`request.localizer.translate("…")` in the core's views), which Pyramid
-    otherwise looks up in an empty "messages" domain."""
-    directories = registry.queryUtility(ITranslationDirectories, default=[])
-    for name in sorted(SHIPPED_LOCALES):
+def localizer_of(registry: Registry, name: str) -> Localizer:
+    """A shipped locale's localizer, as Pyramid makes one (every
+    translation folder, the plugins' too, is known by the first request)
+    and kept the same way. The core's catalogue also answers a message
+    given without a domain (`request.localizer.translate("…")` in the
+    core's views), which Pyramid otherwise looks up in an empty "messages"
+    domain."""
+    localizer = registry.queryUtility(ILocalizer, name=name)
+    if localizer is None:
+        directories = registry.queryUtility(ITranslationDirectories, default=[])
         localizer = make_localizer(name, directories)
         core = Path(__file__).parent.parent / "locale" / name / "LC_MESSAGES" / "ehs.mo"
-        with core.open("rb") as catalogue:
-            localizer.translations.add(Translations(catalogue, domain="messages"), merge=True)
+        if core.exists():
+            with core.open("rb") as catalogue:
+                localizer.translations.add(Translations(catalogue, domain="messages"), merge=True)
         registry.registerUtility(localizer, ILocalizer, name=name)
+    return localizer
 
 
 def _setup_environment(config: Configurator) -> None:
