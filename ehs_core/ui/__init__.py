@@ -47,6 +47,8 @@ def page_headers(event: NewResponse) -> None:
     response = event.response
     if event.request.environ.get("PATH_INFO", "").startswith("/api/"):
         return
+    if event.request.method == "GET" and LOCALE_KEY in event.request.GET:
+        keep_language_choice(event.request, response)
     if (response.content_type or "").startswith("text/html"):
         headers = response.headers
         for name, value in PAGE_HEADERS.items():
@@ -211,6 +213,8 @@ def layout_values(event: BeforeRender) -> None:
     event.setdefault("links", {key: request.route_path(name) for key, name in LINKS.items()})
     # The page's language (<html lang>) and the languages one may choose.
     event.setdefault("page_lang", request.localizer.locale_name)
+    if not signed_in and request.method == "GET":
+        event.setdefault("language_switch", language_switch(request))
     event.setdefault("languages", [(name, LANGUAGE_NAMES.get(name, name))
                                    for name in sorted(SHIPPED_LOCALES)])
     # (`organization_name`: the users package's `layout_organization`.)

@@ -22,7 +22,7 @@ from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import area_path
-from ehs_core.ui import PAGE_HEADERS, keep_language_choice, language_switch
+from ehs_core.ui import PAGE_HEADERS, language_switch
 from ehs_core.users.models import Organization
 from ehs_plugins.kiosk import links
 from ehs_plugins.kiosk.links import link_json
@@ -207,8 +207,5 @@ def report_page(request: Request) -> Response:
             "manifest_path": request.route_path("kiosk.manifest", token=token, _query=query),
             "draft_idle_seconds": DRAFT_IDLE_SECONDS, "language_switch": language_switch(request)},
             request=request)
-        # The browser's language, or the one chosen with the switch, kept
-        # for what follows (issue #39).
-        keep_language_choice(request, response)
     response.headers.update(KIOSK_HEADERS)
     return response

@@ -169,3 +169,20 @@ def test_a_sign_in_link_goes_in_the_persons_language(admin, client, inbox):
     [message] = inbox.wait(1)
     assert subject(message) == "Su enlace para iniciar sesión"
     assert "Hola, Ana Ruiz:" in body_of(message) and "15 minutos" in body_of(message)
+
+
+def test_the_sign_in_page_shows_a_language_switch_that_keeps_its_choice(admin, client):
+    page = client.get("/sign-in", status=200)
+    switch = page.html.find("nav", class_="language-switch")
+    links = {a.get_text(): a for a in switch.find_all("a")}
+    assert set(links) == {"English", "Español"}
+    assert links["English"].get("aria-current") == "true" and links["Español"]["lang"] == "es"
+    chosen = client.get(links["Español"]["href"], status=200)
+    assert '<html lang="es">' in chosen.text and "Iniciar sesión" in chosen.text
+    assert any(header.startswith("_LOCALE_=es;") for header in chosen.headers.getall("Set-Cookie"))
+    # Kept: the next page is Spanish without asking again, whatever the browser says.
+    again = client.get("/sign-in", headers={"Accept-Language": "en"}, status=200)
+    assert '<html lang="es">' in again.text
+    # Signed in, the person's own choice rules (the default: English).
+    client.login("admin@acme.test")
+    assert '<html lang="en">' in client.get("/account", status=200).text
