@@ -186,3 +186,16 @@ def test_the_sign_in_page_shows_a_language_switch_that_keeps_its_choice(admin, c
     # Signed in, the person's own choice rules (the default: English).
     client.login("admin@acme.test")
     assert '<html lang="en">' in client.get("/account", status=200).text
+
+
+def test_an_invitation_goes_in_the_language_the_admin_chose_for_the_newcomer(admin, inbox):
+    inbox.settle()
+    inbox.clear()
+    created = admin.post_json("/api/users", {"name": "Marta Gómez", "email": "marta@acme.example",
+                                             "role": "supervisor", "locale": "es"}, status=201).json
+    assert created["user"]["locale"] == "es"
+    [message] = inbox.wait(1)
+    assert subject(message) == "Lo invitan a Acme Works"
+    assert "Lo invitan con el rol de supervisor (clasifica e investiga incidentes" in body_of(message)
+    admin.post_json("/api/users", {"name": "Zoe", "email": "zoe@acme.example", "role": "reporter",
+                                   "locale": "fr"}, status=400)
