@@ -1,14 +1,14 @@
 """user locale: the language each person reads pages and mail in
 
-Revision ID: 0026_user_locale
-Revises: 0025_no_queue_versions
+Revision ID: 0028_user_locale
+Revises: 0027_followup
 Create Date: 2026-11-28
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0026_user_locale'
-down_revision = '0025_no_queue_versions'
+revision = '0028_user_locale'
+down_revision = '0027_followup'
 branch_labels = None
 depends_on = None
 
