@@ -1,14 +1,14 @@
 """user locale: the language each person reads pages and mail in
 
-Revision ID: 0028_user_locale
-Revises: 0027_followup
+Revision ID: 0030_user_locale
+Revises: 0029_perfdata_home_index
 Create Date: 2026-11-28
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0028_user_locale'
-down_revision = '0027_followup'
+revision = '0030_user_locale'
+down_revision = '0029_perfdata_home_index'
 branch_labels = None
 depends_on = None
 
