@@ -16,10 +16,18 @@ from collections.abc import Callable, Iterable
 from importlib.resources import files
 from typing import Any
 
-from ehs_plugins.osha import ita
+from pyramid.registry import Registry
+from sqlalchemy import and_, func, or_
+from sqlalchemy.orm import Session
+
+from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Area, Site
+from ehs_plugins.osha import bodyparts, ita
 from ehs_plugins.osha.cases import LoggedCase, LoggedIncident
 from ehs_plugins.osha.deidentify import identifiers, may_identify
-from ehs_plugins.osha.log import SiteYear, missing_establishment_fields
+from ehs_plugins.osha.log import LOG_COLUMNS, SiteYear, load, load_totals, missing_establishment_fields
+from ehs_plugins.osha.models import InjuryCase
+from ehs_plugins.osha.recordability import Outcome
 
 Add = Callable[..., None]
 
@@ -64,9 +72,12 @@ CASE_SOURCE = {
 }
 
 
-def checks(item: SiteYear, site_names: Iterable[tuple[int, str]], company_name: str) -> list[dict[str, Any]]:
+def checks(item: SiteYear, site_names: Iterable[tuple[int, str]], company_name: str,
+           cases: list[tuple[LoggedCase, LoggedIncident]] | None = None) -> list[dict[str, Any]]:
     """Every finding for one site and year, the 300A file's first
-    (`site_names`: (id, name) of every active site, for the unique name)."""
+    (`site_names`: (id, name) of every active site, for the unique name;
+    `cases`: the cases to check when not all of `item.cases`, see
+    `site_year_checks`)."""
     found: list[dict[str, Any]] = []
 
     def add(field_name: str, message: str, level: str = "error",
@@ -80,7 +91,7 @@ def checks(item: SiteYear, site_names: Iterable[tuple[int, str]], company_name: 
     row = dict(zip(ita.SUMMARY_COLUMNS, ita.summary_row(item, company_name), strict=True))
     for column in SUMMARY_TEXT:
         refused(add, column, row[column], "the establishment's " + column.replace("_", " "))
-    case_checks(item, add)
+    case_checks(item, add, item.cases if cases is None else cases)
     return found
 
 
@@ -92,14 +103,14 @@ def refused(add: Add, column: str, value: Any, source: str,
         add(column, f"ITA refuses the characters {' '.join(bad)}: remove them from {source}", case=case)
 
 
-def case_checks(item: SiteYear, add: Add) -> None:
+def case_checks(item: SiteYear, add: Add, cases: list[tuple[LoggedCase, LoggedIncident]]) -> None:
     """The case file, checked on the very cells it will hold. Taking the
     name out, trimming and quoting never add a refused character, an "@" or
     a digit, so a case whose stored texts hold none of them cannot fail a
     text check: only its coded cells are made and checked (most cases)."""
     establishment = ita.text(item.site.name, 100)
     establishment_suspect = REFUSED.search(establishment) or may_identify(establishment)
-    for case in item.cases:
+    for case in cases:
         texts = ita.case_texts(case[0])
         for column, value in zip(TEXT_COLUMNS, texts, strict=True):
             if value and len(value) > TEXT_LIMIT and len(" ".join(value.split())) > TEXT_LIMIT:
@@ -130,6 +141,77 @@ def case_checks(item: SiteYear, add: Add) -> None:
             for kind in identifiers(row[column]):
                 add(column, f"May hold a personal identifier ({kind}), which ITA must not receive: "
                             f"review {CASE_SOURCE[column]}", "warning", case)
+
+
+# What `case_checks` can find anything in, as stored: a character ITA
+# refuses or an "@" (`may_identify`) or any character outside ASCII
+# (Python's digits are Unicode's: kept on the safe side) in one text, or
+# three digits in the texts of a row together (`may_identify`).
+SUSPECT = r"[()~@#$%^&*?/\\!]|[^\x01-\x7f]"
+SUSPECT_TEXT = re.compile(SUSPECT)
+THREE_DIGITS = "[0-9][^0-9]*[0-9][^0-9]*[0-9]"
+# The longest title of a part of body (`bodyparts.words` of a case without words).
+LONGEST_PART = max(len(part.title) for part in bodyparts.PARTS.values())
+
+
+def may_find(site: Site) -> Any:
+    """A condition (SQL) every case of `site` with a finding of
+    `case_checks` meets (and most cases do not), so that the submission
+    page checks only those (issue #42 item 2: it read and checked every
+    case of every site). Its clauses stand for the checks of `case_checks`:
+    the coded cells (an open period is counted up to today, so any case
+    with periods is read), a text over ITA's length (column F and the
+    injury narrative join three texts and a part of body's title), a
+    refused character or an "@" in a text the row is made of (the case's,
+    its incident's location and title, its area's name), three digits in
+    them together (column F and the injury narrative repeat the nature,
+    part of body and object: counted twice). None when the site's own name
+    could give a case a finding: then all are read."""
+    if len(site.name) > TEXT_LIMIT or SUSPECT_TEXT.search(site.name) or may_identify(site.name):
+        return None
+    texts = (InjuryCase.job_title, InjuryCase.nature_of_injury, InjuryCase.body_part,
+             InjuryCase.object_substance, InjuryCase.activity_before, InjuryCase.what_happened,
+             Incident.location_detail, Incident.title, Area.name)
+
+    def length(column: Any) -> Any:
+        return func.coalesce(func.length(column), 0)
+
+    def cell(column: Any) -> Any:
+        return func.coalesce(column, "")
+
+    # Column E as `log.where_occurred` makes it: the location, else the area, else the site.
+    where = func.coalesce(func.nullif(Incident.location_detail, ""), func.nullif(Area.name, ""), site.name)
+    repeated = (cell(InjuryCase.nature_of_injury), cell(InjuryCase.body_part),
+                cell(InjuryCase.object_substance))
+    together = functools.reduce(lambda a, b: a + " " + b, (
+        cell(InjuryCase.job_title), where, cell(Incident.title), cell(InjuryCase.activity_before),
+        cell(InjuryCase.what_happened), *repeated, *repeated))
+    return or_(
+        InjuryCase.outcome.is_(None), InjuryCase.outcome == Outcome.death.value,
+        InjuryCase.effective_case_type.is_(None),
+        and_(InjuryCase.outcome == Outcome.days_away.value, func.coalesce(InjuryCase.days_away, 0) == 0),
+        and_(InjuryCase.outcome == Outcome.restricted.value,
+             func.coalesce(InjuryCase.days_restricted, 0) == 0),
+        InjuryCase.periods.is_not(None),
+        and_(func.coalesce(InjuryCase.body_part, "") == "", InjuryCase.body_part_code.is_not(None)),
+        length(InjuryCase.nature_of_injury) + length(InjuryCase.body_part)
+        + length(InjuryCase.object_substance) + (LONGEST_PART + 4) > TEXT_LIMIT,
+        *(length(column) > TEXT_LIMIT for column in texts),
+        *(column.regexp_match(SUSPECT) for column in texts),
+        together.regexp_match(THREE_DIGITS),
+    )
+
+
+def site_year_checks(dbsession: Session, registry: Registry, site: Site, year: int,
+                     site_names: Iterable[tuple[int, str]], company_name: str) -> tuple[SiteYear, list[Any]]:
+    """`checks` of a site-year as the submission page shows them, reading
+    the totals' columns of every case (`load_totals`) and the ITA file's
+    columns of the cases that may have a finding only (`may_find`): the
+    same findings, in the same order, as `checks` on the whole `load`."""
+    item = load_totals(dbsession, registry, site, year)
+    only = may_find(site)
+    cases = load(dbsession, registry, [site], year, LOG_COLUMNS, only)[0].cases
+    return item, checks(item, site_names, company_name, cases)
 
 
 def summary_checks(item: SiteYear, site_names: Iterable[tuple[int, str]], add: Add) -> None:

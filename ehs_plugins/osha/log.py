@@ -125,12 +125,17 @@ LOG_FIELDS = ("id", "sequence", "name", "job_title", "nature_of_injury", "body_p
               "sex", "treated_in_emergency_room", "inpatient_hospitalization", "time_started_work",
               "time_unknown", "periods")
 LOG_COLUMNS = tuple((key, column) for key, column in CASE_COLUMNS if key in LOG_FIELDS)
+# The log page adds each case's missing fields (`cases.missing_fields`: the
+# Form 301 fields it needs, whether it is recordable, whether the person
+# died), still not the physician, facility, preparer or decision answers.
+PAGE_FIELDS = (*LOG_FIELDS, "employee_address", "recordable", "died")
+PAGE_COLUMNS = tuple((key, column) for key, column in CASE_COLUMNS if key in PAGE_FIELDS)
 INCIDENT_COLUMNS = (Incident.id, Incident.number, Incident.site_id, Incident.area_id,
                     Incident.location_detail, Incident.title, Area.name, Incident.occurred_at)
 
 
 def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
-         columns: tuple[tuple[str, Any], ...] = CASE_COLUMNS) -> list[SiteYear]:
+         columns: tuple[tuple[str, Any], ...] = CASE_COLUMNS, only: Any = None) -> list[SiteYear]:
     """Recordable cases and hours of these sites in `year`, in two
     queries; a case belongs to the year of its local date at the site
     (1904.32(a)(1): the establishment's calendar year). The cases are
@@ -139,19 +144,21 @@ def load(dbsession: Session, registry: Registry, sites: list[Site], year: int,
     each incident's time is put on the establishment's clock once; each
     case gets its case number (column A), `where` (E) and `description` (F).
     `columns`: the case's attributes to read (`LOG_COLUMNS` for the log
-    and the ITA files; a case lacks the others)."""
+    and the ITA files; a case lacks the others). `only`: a condition on the
+    case, its incident and area that leaves out the cases the caller needs
+    not read (`checks.may_find`)."""
     by_site = {site.id: SiteYear(site, year, site_zone(site.timezone, registry)) for site in sites}
     start, end = year_bounds(year)
     keys = [key for key, _ in columns]
     width = len(keys)
     site_at = width + 2
-    rows = dbsession.connection().execute(
-        select(*(column for _, column in columns), *INCIDENT_COLUMNS)
-        .join(Incident, Incident.id == InjuryCase.incident_id)
-        .outerjoin(Area, Area.id == Incident.area_id)
-        .where(Incident.site_id.in_(list(by_site)), InjuryCase.recordable.is_(True),
-               Incident.occurred_at >= start, Incident.occurred_at < end)
-        .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
+    query = (select(*(column for _, column in columns), *INCIDENT_COLUMNS)
+             .join(Incident, Incident.id == InjuryCase.incident_id)
+             .outerjoin(Area, Area.id == Incident.area_id)
+             .where(Incident.site_id.in_(list(by_site)), InjuryCase.recordable.is_(True),
+                    Incident.occurred_at >= start, Incident.occurred_at < end)
+             .order_by(Incident.occurred_at, Incident.number, InjuryCase.sequence))
+    rows = dbsession.connection().execute(query if only is None else query.where(only))
     incidents: dict[int, LoggedIncident | None] = {}
     for row in rows.all():
         item = by_site[row[site_at]]

@@ -23,6 +23,7 @@ from ehs_plugins.osha.log import (
     active_sites,
     load,
     load_months,
+    load_totals,
     log_json,
     months_json,
 )
@@ -107,7 +108,9 @@ def _company(request: Request) -> str:
 def ita_summary(request: Request) -> Response:
     year = int(request.validated_query["year"])
     company = _company(request)
-    items = load(request.dbsession, request.registry, active_sites(request.dbsession), year, LOG_COLUMNS)
+    # The 300A file reads each site-year's totals and months only (`load_totals`).
+    items = [load_totals(request.dbsession, request.registry, site, year)
+             for site in active_sites(request.dbsession)]
     body = ita.to_csv(ita.SUMMARY_COLUMNS, (ita.summary_row(item, company) for item in items))
     return csv_response(body, f"ita-summary-{year}.csv")
 

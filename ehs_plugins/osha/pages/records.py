@@ -29,7 +29,15 @@ from ehs_plugins.osha.certification import (
 )
 from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
-from ehs_plugins.osha.log import SiteYear, active_site_names, load, load_months, load_totals, log_json
+from ehs_plugins.osha.log import (
+    PAGE_COLUMNS,
+    SiteYear,
+    active_site_names,
+    load,
+    load_months,
+    load_totals,
+    log_json,
+)
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import MAX_DAYS
 from ehs_plugins.osha.schemas import CertificationBody, HoursEntries
@@ -121,7 +129,7 @@ def log_values(request: Request, choice: Choice) -> dict[str, Any]:
     values: dict[str, Any] = {**choice.values(), **labels(request), "item": None}
     if choice.site is None:
         return values
-    item = load(request.dbsession, request.registry, [choice.site], choice.year)[0]
+    item = load(request.dbsession, request.registry, [choice.site], choice.year, PAGE_COLUMNS)[0]
     data = log_json(item)
     cert = certification_of(request.dbsession, choice.site, choice.year)
     found = checks(item, active_site_names(request), company_name(request))

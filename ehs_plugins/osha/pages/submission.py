@@ -16,9 +16,8 @@ from pyramid.request import Request
 from ehs_core.errors import DomainError
 from ehs_core.ui.forms import INT, OPTIONAL_TEXT, errors_of, json_values
 from ehs_plugins.osha import filing
-from ehs_plugins.osha.checks import checks
+from ehs_plugins.osha.checks import site_year_checks
 from ehs_plugins.osha.coverage import coverage
-from ehs_plugins.osha.log import load
 from ehs_plugins.osha.pages import ROOT, TEMPLATES
 from ehs_plugins.osha.pages.cases import FIELD_LABELS
 from ehs_plugins.osha.pages.records import Choice, company_name
@@ -61,12 +60,15 @@ def field_label(request: Request, finding: dict[str, Any]) -> str | None:
 def submission_page(request: Request) -> dict[str, Any]:
     choice = Choice(request, need_site=False)
     company = company_name(request)
-    items = load(request.dbsession, request.registry, choice.active, choice.year) if choice.active else []
-    by_site = []
+    by_site, items = [], []
     names = [(site.id, site.name) for site in choice.active]
-    for item in items:
+    for site in choice.active:
+        # The totals of every case, the ITA columns of the few that may have a finding.
+        item, findings = site_year_checks(request.dbsession, request.registry, site, choice.year, names,
+                                          company)
+        items.append(item)
         found = [{**f, "url": fix_url(request, f, choice.year), "label": field_label(request, f)}
-                 for f in checks(item, names, company)]
+                 for f in findings]
         by_site.append({"site": item.site, "cases": len(item.cases),
                         "establishment": [f for f in found if f["caseId"] is None],
                         "case_findings": [f for f in found if f["caseId"] is not None],
