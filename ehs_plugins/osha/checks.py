@@ -163,9 +163,9 @@ def may_find(site: Site) -> Any:
     with periods is read), a text over ITA's length (column F and the
     injury narrative join three texts and a part of body's title), a
     refused character or an "@" in a text the row is made of (the case's,
-    its incident's location and title, its area's name), three digits in
-    them together (column F and the injury narrative repeat the nature,
-    part of body and object: counted twice). None when the site's own name
+    its incident's title, column E as `log.where_occurred` makes it), or
+    three digits in them together (column F and the injury narrative repeat
+    the nature, part of body and object: counted twice). None when the site's own name
     could give a case a finding: then all are read."""
     if len(site.name) > TEXT_LIMIT or SUSPECT_TEXT.search(site.name) or may_identify(site.name):
         return None
@@ -197,8 +197,8 @@ def may_find(site: Site) -> Any:
         length(InjuryCase.nature_of_injury) + length(InjuryCase.body_part)
         + length(InjuryCase.object_substance) + (LONGEST_PART + 4) > TEXT_LIMIT,
         *(length(column) > TEXT_LIMIT for column in texts),
-        *(column.regexp_match(SUSPECT) for column in texts),
-        together.regexp_match(THREE_DIGITS),
+        # One pattern on the row's texts together (a single character needs no column of its own).
+        together.regexp_match(f"{SUSPECT}|{THREE_DIGITS}"),
     )
 
 
