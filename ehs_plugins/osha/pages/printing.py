@@ -109,12 +109,21 @@ _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
+def process_count(raw: str) -> int:
+    """`osha.pdf_processes` (`EHS_OSHA_PDF_PROCESSES`): "auto" (the cores,
+    at most 2), or a count, 0 for none (the job's own thread)."""
+    text = str(raw).strip().lower()
+    if text in ("", "auto"):
+        return min(2, os.cpu_count() or 1)
+    count = int(text)
+    if count < 0:
+        raise ValueError("a count of processes, 0 or more, or auto")
+    return count
+
+
 def processes(registry: Registry) -> int:
     """How many worker processes lay a job's PDF out (`osha.pdf_processes`)."""
-    value = registry.settings.get(PROCESSES)
-    if value in (None, ""):
-        return min(2, os.cpu_count() or 1)
-    return max(0, int(value))
+    return process_count(registry.settings.get(PROCESSES, "auto"))
 
 
 def pool(workers: int) -> ProcessPoolExecutor:
@@ -421,5 +430,6 @@ def includeme(config: Configurator) -> None:
     config.add_view(job_page, route_name="page.osha_pdf_job", request_method="GET", permission=MANAGE)
     config.add_view(job_page, route_name="page.osha_pdf_progress", request_method="GET", permission=MANAGE)
     config.add_view(job_file, route_name="page.osha_pdf_file", request_method="GET", permission=MANAGE)
+    config.add_setting(PROCESSES, "EHS_OSHA_PDF_PROCESSES", process_count, "auto")
     config.add_job(pdfjobs.JOB, make_pdf)
     config.add_periodic_job(pdfjobs.PURGE_JOB, pdfjobs.purge_job, pdfjobs.PURGE_SCHEDULE)
