@@ -15,14 +15,25 @@ progress page (`pdfjobs`), never in the request. The job lays it out in
 parts of `SHEETS_PER_PART` sheets, each written on its own and the parts'
 pages then joined (pypdf): memory stays that of one part (a whole log's
 layout held at once takes ~3 MB a sheet) and the progress moves part by part.
+
+The job's layout runs in worker processes (`osha.pdf_processes`, default
+the machine's cores, at most 2; 0 lays out in the job's own thread): the
+in-process job runner of the embedded default is a thread of the web
+process, and a layout held there takes the GIL from every request for
+seconds; in processes of their own the parts are also laid out side by side
+(a 1,000-case log: ~25 s of CPU in one thread, bench/pdf.py).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import multiprocessing
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
@@ -54,8 +65,10 @@ FORMS = "ehs_plugins.osha:templates/forms/"
 # longer descriptions).
 ROWS_PER_SHEET = 10
 FORMS_CSS = files("ehs_plugins.osha") / "static" / "forms.css"
-# Sheets laid out per WeasyPrint document (a step of a job's progress).
-SHEETS_PER_PART = 10
+# Sheets laid out per WeasyPrint document (a step of a job's progress, and
+# what one worker process lays out at a time).
+SHEETS_PER_PART = 5
+PROCESSES = "osha.pdf_processes"
 # The most sheets a PDF made in the request may have: about 2 s of layout on
 # a busy 2-core machine (a log sheet ~0.2-0.3 s of CPU, a Form 301 ~0.08 s).
 IN_REQUEST_SHEETS = {"log300": 10, "forms301": 25}
@@ -92,14 +105,69 @@ def pdf(html: str) -> bytes:
         return weasyprint.HTML(string=html, url_fetcher=refuse_urls).write_pdf(stylesheets=[stylesheet()])
 
 
-def pdf_of_parts(parts: Iterable[str], done: Callable[[int], None] | None = None) -> bytes:
+_pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def process_count(raw: str) -> int:
+    """`osha.pdf_processes` (`EHS_OSHA_PDF_PROCESSES`): "auto" (the cores,
+    at most 2), or a count, 0 for none (the job's own thread)."""
+    text = str(raw).strip().lower()
+    if text in ("", "auto"):
+        return min(2, os.cpu_count() or 1)
+    count = int(text)
+    if count < 0:
+        raise ValueError("a count of processes, 0 or more, or auto")
+    return count
+
+
+def processes(registry: Registry) -> int:
+    """How many worker processes lay a job's PDF out (`osha.pdf_processes`)."""
+    return process_count(registry.settings.get(PROCESSES, "auto"))
+
+
+def pool(workers: int) -> ProcessPoolExecutor:
+    """The worker processes, started once per process on first use. They are
+    spawned, not forked: forking a process with threads (the web server's,
+    the job runner's) copies locks in whatever state they are."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        return _pool
+
+
+def _drop_pool() -> None:
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+        _pool = None
+
+
+def pdf_of_parts(parts: Iterable[str], done: Callable[[int], None] | None = None, workers: int = 0) -> bytes:
     """One PDF of several HTML documents, each laid out and written on its
-    own (`done(n)` after the n-th), their pages then joined in order."""
-    written = []
-    for number, html in enumerate(parts, start=1):
-        written.append(pdf(html))
-        if done is not None:
-            done(number)
+    own (`done(n)` after the n-th in order), their pages then joined in
+    order; with `workers`, laid out in that many worker processes at once."""
+    written: list[bytes] = []
+    if workers > 0:
+        futures: list[Future[bytes]] = [pool(workers).submit(pdf, html) for html in parts]
+        try:
+            for number, future in enumerate(futures, start=1):
+                written.append(future.result())
+                if done is not None:
+                    done(number)
+        except BrokenProcessPool:
+            _drop_pool()  # a worker died (killed, out of memory): the next job starts new ones
+            raise
+        finally:
+            for future in futures:
+                future.cancel()
+    else:
+        for number, html in enumerate(parts, start=1):
+            written.append(pdf(html))
+            if done is not None:
+                done(number)
     if len(written) == 1:
         return written[0]
     from pypdf import PdfWriter
@@ -323,7 +391,7 @@ def make_pdf(registry: Registry, job_id: int) -> None:
                 pdfjobs.progress(dbsession, job_id, min(parts * SHEETS_PER_PART, len(form.sheets)))
                 dbsession.commit()
 
-            body = pdf_of_parts(form.parts(), done)
+            body = pdf_of_parts(form.parts(), done, processes(registry))
             pdfjobs.finish(dbsession, job_id, body)
             dbsession.commit()
         except Exception:
@@ -362,5 +430,6 @@ def includeme(config: Configurator) -> None:
     config.add_view(job_page, route_name="page.osha_pdf_job", request_method="GET", permission=MANAGE)
     config.add_view(job_page, route_name="page.osha_pdf_progress", request_method="GET", permission=MANAGE)
     config.add_view(job_file, route_name="page.osha_pdf_file", request_method="GET", permission=MANAGE)
+    config.add_setting(PROCESSES, "EHS_OSHA_PDF_PROCESSES", process_count, "auto")
     config.add_job(pdfjobs.JOB, make_pdf)
     config.add_periodic_job(pdfjobs.PURGE_JOB, pdfjobs.purge_job, pdfjobs.PURGE_SCHEDULE)

@@ -165,3 +165,23 @@ def test_the_hourly_purge_deletes_pdfs_past_a_day(long_forms, manager, dbsession
     dbsession.commit()
     assert pdfjobs.purge_job(registry) == 1
     manager.get(job_url, status=404)
+
+
+@pytest.mark.parametrize("processes", ["0", "2"])
+def test_a_log_of_n_cases_has_a_sheet_per_ten_rows_each_on_its_own_page(
+        long_forms, monkeypatch, manager, registry, site, processes):
+    """23 cases: three sheets, each case's row (number, name, job title,
+    where) on the page of its sheet, whether the job lays the parts out in
+    its own thread ("0") or in worker processes (the default)."""
+    monkeypatch.setitem(registry.settings, printing.PROCESSES, processes)
+    cases = [recorded(manager, site, f"Person Number{i}", medicalTreatment=True, caseType="injury",
+                      **FORM_301) for i in range(23)]
+    _, reader = made(manager, registry, "/osha/log.pdf", {"siteId": site, "year": YEAR})
+    assert len(reader.pages) == 3 and all(size(page) == LEGAL_LANDSCAPE for page in reader.pages)
+    pages = [" ".join(page.extract_text().split()) for page in reader.pages]
+    for number, case in enumerate(cases):
+        page = pages[number // printing.ROWS_PER_SHEET]
+        assert case["caseNumber"] in page and f"Person Number{number}" in page, number
+    for number, page in enumerate(pages, start=1):
+        assert f"Page {number} of 3" in page
+    assert "Totals for the year" in pages[-1] and "Totals for the year" not in pages[0]
