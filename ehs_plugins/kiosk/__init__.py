@@ -28,6 +28,8 @@ def includeme(config: Configurator) -> None:
     # link, is served from /k/ so that it may control a link's page.
     config.add_route("kiosk.worker", "/k/offline-worker.js")
     config.add_route("kiosk.page", "/k/{token}")
+    config.add_route("kiosk.page_report", "/k/{token}/report")
+    config.add_route("kiosk.page_thanks", "/k/{token}/thanks")
     config.add_route("kiosk.manifest", "/k/{token}/manifest.webmanifest")
     config.add_static_view("kiosk-static", "ehs_plugins.kiosk:static", cache_max_age=3600)
     config.scan(".views")

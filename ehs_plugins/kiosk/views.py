@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import uuid
 from typing import Any
 
+import colander
 from pyramid.authorization import Allow
+from pyramid.httpexceptions import HTTPSeeOther
 from pyramid.renderers import render_to_response
 from pyramid.request import Request
 from pyramid.response import Response
@@ -12,21 +15,21 @@ from pyramid.security import NO_PERMISSION_REQUIRED
 from pyramid.view import view_config
 from sqlalchemy import select
 
-from ehs_core.attachments.storage import Refused, max_upload_bytes, save_upload
-from ehs_core.auth import ratelimit
-from ehs_core.errors import APIError, TooMany, invalid
+from ehs_core.attachments.storage import max_upload_bytes
+from ehs_core.errors import APIError, DomainError, invalid
 from ehs_core.followup import services as followup
-from ehs_core.incidents.filing import check_replay, file_incident, find_by_client_id
-from ehs_core.incidents.models import Incident
 from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import area_path
+from ehs_core.sites.zones import site_zone
 from ehs_core.ui import PAGE_HEADERS, language_switch
+from ehs_core.ui.forms import INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.users.models import Organization
-from ehs_plugins.kiosk import links
+from ehs_plugins.kiosk import links, reports
 from ehs_plugins.kiosk.links import link_json
-from ehs_plugins.kiosk.models import KioskLink, KioskReport
+from ehs_plugins.kiosk.models import KioskLink
+from ehs_plugins.kiosk.reports import MAX_FILES
 from ehs_plugins.kiosk.schemas import LinkCreateSchema, LinkUpdateSchema, report_schema
 from ehs_plugins.kiosk.security import FILE_REPORT, active_link
 
@@ -36,8 +39,6 @@ TEMPLATES = "ehs_plugins.kiosk:templates/"
 
 MANAGE = "kiosk.manage"
 TOKEN = [{"kioskToken": []}]
-MAX_FILES = 5
-REPORT_LIMIT = ratelimit.Limit("kiosk", 30, dt.timedelta(minutes=10))
 
 
 class KioskAdmin:
@@ -113,6 +114,7 @@ def _report_part(request: Request) -> dict[str, Any]:
 @view_config(route_name="kiosk.reports", request_method="POST", renderer="json", permission=FILE_REPORT,
              responses=(200, 201), multipart={"report": "json", "files": "files"}, security=TOKEN)
 def file_report(request: Request) -> dict[str, Any]:
+    """The JSON adapter of `reports.file_link_report` (what kiosk.js sends)."""
     link: KioskLink = request.identity.extra["link"]
     if not (request.content_type or "").startswith("multipart/form-data"):
         raise APIError(415, "Send the report as multipart/form-data")
@@ -123,47 +125,12 @@ def file_report(request: Request) -> dict[str, Any]:
     if len(uploads) > MAX_FILES:
         raise APIError(400, "Invalid request", [{"path": "files", "message": f"At most {MAX_FILES} files"}])
     data = deserialize(report_schema(), _report_part(request))
-    if link.site_id is not None and data["siteId"] != link.site_id:
-        raise invalid("siteId", "This link reports only on its own site")
-    reporter_name = data.pop("reporterName")
-    data["anonymous"] = not reporter_name
-    # A retry is answered before the rate limit: it files nothing new.
-    existing = find_by_client_id(request.dbsession, link.organization_id, data.get("clientId"))
-    if existing is not None:
-        return replay(request, link, existing, data)
-    wait = ratelimit.hit(request.dbsession, REPORT_LIMIT, str(link.id))
-    if wait is not None:
-        raise TooMany("Too many reports from this link; try again in a few minutes",
-                      headers={"Retry-After": str(max(1, int(wait.total_seconds()) + 1))})
-    incident, created = file_incident(request, data, link.organization_id, reporter_id=None,
-                                      filer=f"kiosk:{link.id}")
-    if not created:  # the same clientId arrived concurrently
-        return replay(request, link, incident, data)
-    request.dbsession.add(KioskReport(incident_id=incident.id, kiosk_id=link.id,
-                                      reporter_name=reporter_name or None))
-    failed = []
-    for upload in uploads:
-        try:
-            save_upload(request, incident, upload, uploader_id=None)
-        except Refused as exc:
-            failed.append({"name": (upload.filename or "")[:200], "error": exc.message})
-    log.info("kiosk link %s filed %s (%d file(s) refused)", link.id, incident.reference, len(failed))
-    request.response.status = 201
-    answer: dict[str, Any] = {"reference": incident.reference, "failedFiles": failed}
-    if incident.anonymous:
-        # A report without a name: the code to follow it up, shown this once
-        # (the core keeps only its hash); a named report gets none.
-        answer["followUpCode"] = followup.issue_code(request, incident)
+    filed = reports.file_link_report(request, link, data, uploads)
+    request.response.status = 201 if filed.created else 200
+    answer: dict[str, Any] = {"reference": filed.incident.reference, "failedFiles": filed.failed}
+    if filed.follow_up_code:
+        answer["followUpCode"] = filed.follow_up_code
     return answer
-
-
-def replay(request: Request, link: KioskLink, incident: Incident, data: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a retried submission: the original reference, but only
-    to the link that filed it and only for the same report."""
-    filed = request.dbsession.get(KioskReport, incident.id)
-    check_replay(incident, data, filed_by_sender=filed is not None and filed.kiosk_id == link.id)
-    request.response.status = 200
-    return {"reference": incident.reference, "failedFiles": []}
 
 
 def _int(value: str | None) -> int | None:
@@ -176,9 +143,56 @@ def _int(value: str | None) -> int | None:
 DRAFT_IDLE_SECONDS = 10 * 60
 
 
-# The address holds the link's token, and the page posts with fetch (whose
-# Origin no referrer policy removes): no Referer at all.
-KIOSK_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer"}
+# The address holds the link's token. `same-origin` (not `no-referrer`): a
+# plain form post from a no-referrer page carries `Origin: null` in
+# Chromium, which the core's Origin check (CSRF defence) rightly refuses;
+# with `same-origin` the Referer (and so the token) is sent only to this
+# service itself, never to another origin (ASVS 5 V3.4 browser security
+# headers, V13 (API/web service) and V14.3 no sensitive data in URLs leaked
+# by Referer: the token leaves the page only toward its own origin).
+KIOSK_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "same-origin"}
+
+# The form's fields as the report schema's values (a browser sends text).
+FORM_SPEC = {"title": TEXT, "type": TEXT, "severity": TEXT, "siteId": INT, "areaId": OPTIONAL_INT,
+             "locationDetail": OPTIONAL_TEXT, "description": OPTIONAL_TEXT,
+             "immediateAction": OPTIONAL_TEXT, "reporterName": OPTIONAL_TEXT, "clientId": TEXT}
+
+
+def _gone(request: Request) -> Response:
+    response = render_to_response(TEMPLATES + "gone.html", {}, request=request)
+    response.status = 404
+    response.headers.update(KIOSK_HEADERS)
+    return response
+
+
+def _zone_of(request: Request, sites: list[dict[str, Any]], site_id: Any) -> dt.tzinfo:
+    name = next((s["timezone"] for s in sites if s["id"] == site_id), None)
+    return site_zone(name, request.registry)
+
+
+def _form(request: Request, link: KioskLink, token: str, site_id: int | None, area_id: int | None,
+          values: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+          dropped: list[str] | None = None) -> Response:
+    config = config_json(request, link)
+    if site_id is None and area_id is not None:  # a QR code may name only the area
+        site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id), None)
+    if site_id not in {s["id"] for s in config["sites"]}:
+        site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
+    # The installed app starts where this QR code pointed (offline.py).
+    query = {key: str(value) for key, value in (("site", site_id), ("area", area_id)) if value is not None}
+    if values is None:
+        # Without JavaScript the form is sent as it was served: its own
+        # clientId (a retry files once) and "now" in the site's zone.
+        now = dt.datetime.now(_zone_of(request, config["sites"], site_id))
+        values = {"clientId": str(uuid.uuid4()), "occurredAt": now.strftime("%Y-%m-%dT%H:%M")}
+    response = render_to_response(TEMPLATES + "report.html", {
+        "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
+        "sites": config["sites"], "site_id": site_id, "area_id": area_id,
+        "manifest_path": request.route_path("kiosk.manifest", token=token, _query=query),
+        "draft_idle_seconds": DRAFT_IDLE_SECONDS, "values": values, "errors": errors or {},
+        "dropped_files": dropped or [], "language_switch": language_switch(request)}, request=request)
+    response.headers.update(KIOSK_HEADERS)
+    return response
 
 
 @view_config(route_name="kiosk.page", request_method="GET", permission=NO_PERMISSION_REQUIRED)
@@ -188,24 +202,72 @@ def report_page(request: Request) -> Response:
     token = request.matchdict["token"]
     link = active_link(request.dbsession, token)
     if link is None:
-        response = render_to_response(TEMPLATES + "gone.html", {}, request=request)
-        response.status = 404
-    else:
-        config = config_json(request, link)
-        site_id, area_id = _int(request.GET.get("site")), _int(request.GET.get("area"))
-        if site_id is None and area_id is not None:  # a QR code may name only the area
-            site_id = next((s["id"] for s in config["sites"] for a in s["areas"] if a["id"] == area_id),
-                           None)
-        if site_id not in {s["id"] for s in config["sites"]}:
-            site_id = config["sites"][0]["id"] if len(config["sites"]) == 1 else None
-        # The installed app starts where this QR code pointed (offline.py).
-        query = {key: str(value) for key, value in (("site", site_id), ("area", area_id))
-                 if value is not None}
-        response = render_to_response(TEMPLATES + "report.html", {
-            "organization": config["organizationName"] or "", "link_name": link.name, "token": token,
-            "sites": config["sites"], "site_id": site_id, "area_id": area_id,
-            "manifest_path": request.route_path("kiosk.manifest", token=token, _query=query),
-            "draft_idle_seconds": DRAFT_IDLE_SECONDS, "language_switch": language_switch(request)},
-            request=request)
+        return _gone(request)
+    return _form(request, link, token, _int(request.GET.get("site")), _int(request.GET.get("area")))
+
+
+@view_config(route_name="kiosk.page_report", request_method="POST", permission=NO_PERMISSION_REQUIRED)
+def report_post(request: Request) -> Response:
+    """The form sent without JavaScript (project rule: pages work without
+    it): the page adapter of `reports.file_link_report`, as the API is its
+    JSON one. The link's token in the address is the authority, as the
+    header is for the API; the server-given clientId makes a double submit
+    file once. A new report's thanks come in this very answer when it has
+    a follow-up code or refused files (neither may be put in an address);
+    otherwise 303 to the thanks page."""
+    token = request.matchdict["token"]
+    link = active_link(request.dbsession, token)
+    if link is None:
+        return _gone(request)
+    config = config_json(request, link)
+    values = json_values(request.POST, FORM_SPEC)
+    if "occurredAt" in request.POST:
+        values["occurredAt"] = local_to_iso(request.POST.get("occurredAt"),
+                                            _zone_of(request, config["sites"], values.get("siteId")))
+    uploads = [item for item in request.POST.getall("files") if hasattr(item, "file")]
+    try:
+        if len(uploads) > MAX_FILES:
+            raise invalid("files", f"At most {MAX_FILES} files")
+        filed = reports.file_link_report(request, link, report_schema().deserialize(values), uploads)
+    except (colander.Invalid, DomainError) as exc:
+        shown = {key: value for key, value in request.POST.items() if isinstance(value, str)}
+        site_id = values.get("siteId") if isinstance(values.get("siteId"), int) else None
+        area_id = values.get("areaId") if isinstance(values.get("areaId"), int) else None
+        # A browser cannot put chosen files back into a file input: name
+        # them, so that nobody believes they were sent.
+        response = _form(request, link, token, site_id, area_id, shown, errors_of(exc),
+                         [item.filename for item in uploads])
+        response.status = getattr(exc, "status", 400)
+        response.headers.update(getattr(exc, "headers", None) or {})
+        return response
+    if filed.created and (filed.follow_up_code or filed.failed):
+        return _thanks(request, token, filed.incident.reference, filed.failed, filed.follow_up_code)
+    return HTTPSeeOther(request.route_path("kiosk.page_thanks", token=token,
+                                           _query={"report": filed.incident.client_id}))
+
+
+def _thanks(request: Request, token: str, reference: str, failed: list[dict[str, str]],
+            code: str | None) -> Response:
+    response = render_to_response(TEMPLATES + "thanks.html", {
+        "reference": reference, "failed": failed, "follow_up_code": code, "token": token,
+        "follow_up_url": followup.follow_up_url(request, code) if code else None}, request=request)
     response.headers.update(KIOSK_HEADERS)
     return response
+
+
+@view_config(route_name="kiosk.page_thanks", request_method="GET", permission=NO_PERMISSION_REQUIRED)
+def thanks_page(request: Request) -> Response:
+    """The reference of a report this link filed, found by its clientId (a
+    random UUID the form was given); 404 for any other."""
+    token = request.matchdict["token"]
+    link = active_link(request.dbsession, token)
+    if link is None:
+        return _gone(request)
+    try:
+        client_id = str(uuid.UUID(request.GET.get("report", "")[:64]))
+    except ValueError:
+        return _gone(request)
+    incident = reports.filed_through(request, link, client_id)
+    if incident is None or incident.number is None:
+        return _gone(request)
+    return _thanks(request, token, incident.reference, [], None)

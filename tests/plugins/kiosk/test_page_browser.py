@@ -120,7 +120,7 @@ def test_the_photo_input_opens_the_camera(place, client):
 
 def test_the_page_sends_no_referrer_and_runs_only_its_own_script(place, client):
     response = client.get(f"/k/{place['link']['token']}")
-    assert response.headers["Referrer-Policy"] == "no-referrer"
+    assert response.headers["Referrer-Policy"] == "same-origin"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     csp = response.headers["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
