@@ -214,7 +214,7 @@ def comments_and_history(request: Request, incident: Incident,
     else in one statement of plain rows; the names are the worker's
     reference data, told apart where two people bear one (`shown_names`)."""
     context = known_context(request, incident)
-    read_with = context.read_with if context is not None else {}
+    read_with = context.page.read if context is not None and context.page is not None else {}
     if "timeline.comments" in read_with:
         comments = _comments(read_with["timeline.comments"])
         history = _history(read_with["timeline.history"])

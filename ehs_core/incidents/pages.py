@@ -35,7 +35,7 @@ from ehs_core.errors import DomainError
 from ehs_core.incidents import FACTORY, comments, filing
 from ehs_core.incidents.extensions import Reporter, reporter_of
 from ehs_core.incidents.models import Incident, IncidentType, Severity, Status
-from ehs_core.incidents.resources import IncidentContext, page_factory
+from ehs_core.incidents.resources import IncidentContext, page_context, page_factory, read_incident_page
 from ehs_core.incidents.schemas import CommentSchema, IncidentUpdateSchema
 from ehs_core.incidents.serialize import incident_json, shown_names
 from ehs_core.security import Permission
@@ -146,8 +146,16 @@ def is_instant(value: Any) -> bool:
 
 
 def detail_values(request: Request, context: IncidentContext) -> dict[str, Any]:
+    """The incident page's values, from the incident as `read_incident_page`
+    reads it: on a GET, the page's context factory read it; a form that
+    answers with the whole page (a refused move, say) has changed the ORM
+    object, so what it changed is flushed and the page read the same way,
+    and the page shows the incident in one shape either way."""
+    if context.page is None:
+        request.dbsession.flush()
+        context = page_context(request, read_incident_page(request, context.incident.number))
     incident = context.incident
-    item = incident_json(request, incident, detail=True, read=context.sections)
+    item = incident_json(request, incident, detail=True, read=context.page.sections)
     transitions = moves(request, incident)  # as the detail's `transitions` section read them
     can = item["can"]  # the detail's `can` section: the same permissions, asked once
     zone_name = incident_zone_name(request, incident)

@@ -7,14 +7,16 @@ answers 404, exactly as a number that does not exist, so existence does not
 leak (ASVS 5 8.2.2).
 
 The detail (JSON and page) reads the incident as plain columns, with its
-sections, in one statement (`detail_factory`); the other routes load the
-ORM object they change (`incident_factory`).
+sections and what is registered to be read with it, in one statement
+(`read_incident_page`, answered as one `IncidentPage`); the other routes
+load the ORM object they change (`incident_factory`).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -81,24 +83,19 @@ def known_context(request: Request, incident: Any) -> IncidentContext | None:
 
 
 class IncidentContext:
-    """`incident`: the ORM object, or an `IncidentRow` on the detail's safe
-    requests (`detail_factory`), which also give `sections` (the raw values
-    of the detail's column sections, for `incident_json(..., read=)`),
-    `read_with` (what was registered to be read with the detail:
-    `extensions.read_with_detail`) and,
-    for a caller who is not a supervisor, `through_action`: whether they
-    see the incident through an action assigned to them rather than as its
-    reporter."""
+    """`incident`: the ORM object a route changes, or, on the detail's safe
+    requests (`detail_factory`), the `IncidentRow` of `page`, the
+    `IncidentPage` read for this request. For a caller who is not a
+    supervisor, `through_action`: whether they see the incident through an
+    action assigned to them rather than as its reporter."""
 
     def __init__(self, request: Request, incident: Any, fresh: bool = False, *,
-                 through_action: bool | None = None, sections: dict[str, Any] | None = None,
-                 read_with: dict[str, Any] | None = None) -> None:
+                 through_action: bool | None = None, page: IncidentPage | None = None) -> None:
         self.request = request
         self.incident = incident
         self.fresh = fresh  # filed in this request: no actions, so no assignees, yet
         self.through_action = through_action
-        self.sections = sections
-        self.read_with = read_with or {}
+        self.page = page
         # The latest context of each incident in this request, so the parts
         # of its answer (the workflow's `can`) reuse its loaded ACL.
         request.incident_contexts[id(incident)] = self
@@ -192,20 +189,36 @@ def _detail_shape(everything: bool) -> tuple[Sequence[ColumnElement[Any]], Colum
     return COLUMNS, found if everything else and_(found, reported_or_assigned(bindparam("me"), one=True))
 
 
-def detail_factory(request: Request, page: bool = False) -> IncidentContext:
-    """Context factory of the incident's detail (its JSON and, `page`, its
-    page). On a safe request of a signed-in user, the incident's columns,
-    its detail's column sections, what is registered to be read with it
-    and, for a caller who does not see every incident, the visibility rule
-    are one statement (`extensions.read_one_with_sections`): 404 when it
-    finds no row, as for a number that does not exist. Any other request
-    gets `incident_factory`'s context (the ORM object it changes)."""
+@dataclass(frozen=True)
+class IncidentPage:
+    """One incident as its detail and its page show it, read in one
+    statement by `read_incident_page`: the incident's columns (`incident`,
+    the one shape an incident has on the page, on a GET and in a form's
+    answer alike), the raw value of each of its column sections by name
+    (`sections`, for `incident_json(..., read=)`), and what was registered
+    at configuration time to be read with it (`read`, by name: the
+    workflow's facts and, on the page, the timeline and the panels'
+    columns: `extensions.read_with_detail`, `add_incident_panel(read=)`).
+    It lives on the request's context for one attempt: a retried attempt
+    is a new request, which reads it again."""
+
+    incident: IncidentRow
+    sections: dict[str, Any]
+    read: dict[str, Any]
+    through_action: bool | None
+
+
+def read_incident_page(request: Request, number: int, *, page: bool = True) -> IncidentPage:
+    """The incident numbered `number` in the caller's organization, if the
+    caller may see it (`reported_or_assigned` for a caller who does not see
+    every incident), with its sections and what is read with it (`page`:
+    also what only the page shows): 404 when no row is found, as for a
+    number that does not exist (ASVS 5 8.2.2). Runs on the request's
+    connection (`db.PlainRead`): in a form's answer, flush first, so it
+    reads what the form changed."""
     identity = request.identity
-    if request.method not in SAFE_METHODS or identity is None or not identity.is_user:
-        return incident_factory(request)
     everything = sees_everything(identity)
-    parameters = {"organization_id": identity.account.organization_id,
-                  "number": int(request.matchdict["number"])}
+    parameters = {"organization_id": identity.account.organization_id, "number": number}
     if not everything:
         parameters["me"] = identity.user_id
     found = read_one_with_sections(request, everything, lambda: _detail_shape(everything), parameters,
@@ -213,8 +226,24 @@ def detail_factory(request: Request, page: bool = False) -> IncidentContext:
     if found is None:
         raise HTTPNotFound()
     incident = IncidentRow(*found.columns)
-    return IncidentContext(request, incident, sections=found.sections, read_with=found.read_with,
-                           through_action=None if everything else incident.reporter_id != identity.user_id)
+    return IncidentPage(incident, found.sections, found.read_with,
+                        None if everything else incident.reporter_id != identity.user_id)
+
+
+def page_context(request: Request, page: IncidentPage) -> IncidentContext:
+    """The context of an incident read as `page`."""
+    return IncidentContext(request, page.incident, page=page, through_action=page.through_action)
+
+
+def detail_factory(request: Request, page: bool = False) -> IncidentContext:
+    """Context factory of the incident's detail (its JSON and, `page`, its
+    page). On a safe request of a signed-in user, the context of
+    `read_incident_page`; any other request gets `incident_factory`'s
+    context (the ORM object it changes)."""
+    identity = request.identity
+    if request.method not in SAFE_METHODS or identity is None or not identity.is_user:
+        return incident_factory(request)
+    return page_context(request, read_incident_page(request, int(request.matchdict["number"]), page=page))
 
 
 def page_factory(request: Request) -> IncidentContext:

@@ -184,6 +184,6 @@ def _own_part(incident: Any) -> dict[str, Any]:
 def incident_json(request: Request, incident: Any, detail: bool = False,
                   fresh: bool = False, read: dict[str, Any] | None = None) -> dict[str, Any]:
     """`read`: the incident's column sections as read with it
-    (`IncidentContext.sections`)."""
+    (`IncidentPage.sections`)."""
     return incidents_json(request, [incident], detail, fresh,
                           read=None if read is None else {incident.id: read})[0]

@@ -103,8 +103,8 @@ def list_incidents(request: Request) -> Response | dict:
 @view_config(route_name="incident", request_method="GET", renderer="json",
              permission=Permission.view_incident)
 def detail(context: IncidentContext, request: Request) -> dict:
-    # The context factory read the incident and its sections (`detail_factory`).
-    return incident_json(request, context.incident, detail=True, read=context.sections)
+    # The context factory read the incident and its sections (`read_incident_page`).
+    return incident_json(request, context.incident, detail=True, read=context.page.sections)
 
 
 @view_config(route_name="incident", request_method="PATCH", renderer="json",

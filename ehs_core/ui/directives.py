@@ -86,11 +86,12 @@ def add_incident_list_tool(config: Configurator, name: str, template: str,
 
 def panel_read(context: Any, name: str) -> tuple[bool, Any]:
     """(True, value) when the page read panel `name`'s column with the
-    incident of `context` (its `read_with`), else (False, None): the
-    panel's answer to a form, say, which reads the incident on its own."""
-    read_with = getattr(context, "read_with", None) or {}
+    incident of `context` (its `IncidentPage.read`), else (False, None):
+    the panel's answer to a form, say, which reads the incident on its own."""
+    page = getattr(context, "page", None)
+    read = page.read if page is not None else {}
     key = _PANEL_READ + name
-    return (True, read_with[key]) if key in read_with else (False, None)
+    return (True, read[key]) if key in read else (False, None)
 
 
 _PANEL_READ = "ui.panel."

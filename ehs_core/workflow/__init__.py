@@ -83,8 +83,9 @@ def blocked_reason(request: Request, incident: Any, transition: Transition) -> s
         # The detail read its facts with the incident (`read_with_detail`).
         context = known_context(request, incident)
         name = fact_name(transition)
-        if isinstance(condition, Fact) and context is not None and name in context.read_with:
-            reason = condition.reason(context.read_with[name])
+        read = context.page.read if context is not None and context.page is not None else {}
+        if isinstance(condition, Fact) and name in read:
+            reason = condition.reason(read[name])
         else:
             reason = condition(request.dbsession, incident)
         if reason:
