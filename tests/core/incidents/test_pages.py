@@ -192,6 +192,29 @@ def test_a_blocked_move_says_why_and_links_to_what_is_missing(team, site):
     assert comments[-1]["body"] == "Cause found: a worn seal" and comments[-1]["transitionTo"] == "actions"
 
 
+def test_a_refused_form_answers_with_the_page_a_get_shows_and_its_error(team, site, admin):
+    """The page a refused form answers with is the incident page as its GET
+    shows it (read the same way), with the error added and nothing else."""
+    number = report(team["reporter"], site, title="Leak by the press")["number"]
+    admin.post_json(f"/api/incidents/{number}/transitions", {"to": "triage"})
+    admin.post_json(f"/api/incidents/{number}/transitions", {"to": "investigation"})
+    team["reporter"].post_json(f"/api/incidents/{number}/comments", {"body": "Still dripping"})
+
+    def shown(text: str) -> str:
+        text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "KEY", text)
+        text = re.sub(r'<div class="error-summary".*?</div>|<p class="field-error".*?</p>', "", text, flags=re.S)
+        return re.sub(r' has-error| aria-invalid="true" aria-describedby="[a-z-]+"', "", text)
+
+    for who, path, body, status, error in (
+            ("supervisor", "transition", {"to": "actions"}, 409, "Record at least one root cause first"),
+            ("reporter", "comments", {"body": " "}, 400, "Must not be empty")):
+        page = team[who].get(f"/incidents/{number}").text
+        refused = team[who].post(f"/incidents/{number}/{path}", body, status=status).text
+        assert re.search(f">{error}</p>", refused) and not re.search(f">{error}</p>", page)
+        assert "Leak by the press" in refused and "Still dripping" in refused
+        assert shown(refused).split("<main", 1)[1] == shown(page).split("<main", 1)[1]
+
+
 def test_only_a_safety_manager_may_close_after_verification(team, site):
     number = report(team["admin"], site)["number"]
     for to in ("triage", "actions"):
