@@ -117,7 +117,7 @@ def incident_list_page(request: Request) -> Any:
         return HTTPFound(request.route_path("page.incidents", _query=[
             ("siteId", site_id) for site_id in request.identity.user.site_ids]))
     if request.headers.get("HX-Request") == "true" and request.headers.get("HX-Target") == "results":
-        request.override_renderer = "incidents/results.html"
+        request.override_renderer = "ehs_core:templates/incidents/results.html"
         return incident_list(request)
     return incident_list(request) | filters_values(request)
 
@@ -143,7 +143,7 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.incidents_export", "/incidents/export.csv")
     signed_in = Permission.signed_in
     config.add_view(incident_list_page, route_name="page.incidents", request_method="GET",
-                    renderer="incidents/list.html", permission=signed_in)
+                    renderer="ehs_core:templates/incidents/list.html", permission=signed_in)
     config.add_view(go_to_incident, route_name="page.incident_go", request_method="GET", permission=signed_in)
     config.add_view(export_for_people, route_name="page.incidents_export", request_method="GET",
                     permission=signed_in, query=listing.list_schema)

@@ -342,7 +342,7 @@ def add_comment(context: IncidentContext, request: Request) -> Any:
         if not htmx:
             return detail_values(request, context) | {"errors": {"comment": errors.get("body", "")}}
     if htmx:
-        request.override_renderer = "incidents/comments.html"
+        request.override_renderer = "ehs_core:templates/incidents/comments.html"
         zone = incident_zone_name(request, context.incident)
         number = context.incident.number
         return {"incident": context.incident, **comment_values(request, context.incident), "zone": zone,
@@ -383,7 +383,7 @@ def includeme(config: Configurator) -> None:
     # The page's values, for the other packages' forms that answer with the whole page.
     config.add_request_method(detail_values, "incident_page_values")
     # The comments, a panel of the page like any other (its template draws its own section).
-    config.add_incident_panel("comments", "incidents/comments.html", permission=Permission.view_incident,
+    config.add_incident_panel("comments", "ehs_core:templates/incidents/comments.html", permission=Permission.view_incident,
                               order=1000, framed=False)
     config.add_route("page.incident", PAGE, factory=page_factory)
     config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
@@ -392,14 +392,14 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.incident_attachments", PAGE + "/attachments", factory=FACTORY)
     view = config.add_view
     view(incident_detail, route_name="page.incident", request_method="GET",
-         renderer="incidents/detail.html", permission=Permission.view_incident)
+         renderer="ehs_core:templates/incidents/detail.html", permission=Permission.view_incident)
     view(transition, route_name="page.incident_transition", request_method="POST",
-         renderer="incidents/detail.html", permission=Permission.view_incident)
+         renderer="ehs_core:templates/incidents/detail.html", permission=Permission.view_incident)
     view(edit_form, route_name="page.incident_edit", request_method="GET",
-         renderer="incidents/edit.html", permission=Permission.update_incident)
+         renderer="ehs_core:templates/incidents/edit.html", permission=Permission.update_incident)
     view(edit, route_name="page.incident_edit", request_method="POST",
-         renderer="incidents/edit.html", permission=Permission.update_incident)
+         renderer="ehs_core:templates/incidents/edit.html", permission=Permission.update_incident)
     view(add_comment, route_name="page.incident_comments", request_method="POST",
-         renderer="incidents/detail.html", permission=Permission.comment_incident)
+         renderer="ehs_core:templates/incidents/detail.html", permission=Permission.comment_incident)
     view(upload, route_name="page.incident_attachments", request_method="POST",
-         renderer="incidents/detail.html", permission=Permission.upload_attachment)
+         renderer="ehs_core:templates/incidents/detail.html", permission=Permission.upload_attachment)

@@ -86,7 +86,7 @@ def report(request: Request) -> Any:
     if failed or code:
         # The files not kept are named by this answer itself: the address
         # must not write what the page says (anyone can craft one).
-        request.override_renderer = "incidents/thanks.html"
+        request.override_renderer = "ehs_core:templates/incidents/thanks.html"
         return thanks_values(request, incident) | {
             "failed": failed, "follow_up_code": code,
             "follow_up_url": follow_up_url(request, code) if code else None}
@@ -136,11 +136,11 @@ def includeme(config: Configurator) -> None:
     signed_in = Permission.signed_in
     view = config.add_view
     view(report_form, route_name="page.incident_new", request_method="GET",
-         renderer="incidents/new.html", permission=signed_in)
+         renderer="ehs_core:templates/incidents/new.html", permission=signed_in)
     view(report, route_name="page.incident_new", request_method="POST",
-         renderer="incidents/new.html", permission=signed_in)
+         renderer="ehs_core:templates/incidents/new.html", permission=signed_in)
     view(thanks, route_name="page.incident_thanks", request_method="GET",
-         renderer="incidents/thanks.html", permission=signed_in)
+         renderer="ehs_core:templates/incidents/thanks.html", permission=signed_in)
     view(area_picker, route_name="page.area_picker", request_method="GET",
-         renderer="incidents/area_select.html", permission=signed_in)
+         renderer="ehs_core:templates/incidents/area_select.html", permission=signed_in)
     config.add_nav_item("report", "Report", "page.incident_new", permission=signed_in, order=30)
