@@ -8,7 +8,7 @@ limit request sizes); JSON bodies get a limit far below the upload limit
 (`ehs.max_upload_mb` each, 5 files) plus room for the form's other parts.
 pyramid_retry copies a body before the first attempt so that it can replay
 it, so it is told to make a single attempt for such a body, and for a body
-without a Content-Length, which `ehs_core.schemas.json_body` reads only up
+without a Content-Length, which `ehs_core.validation.json_body` reads only up
 to the limit.
 """
 
