@@ -43,8 +43,8 @@ def retry_attempts(request: Request) -> int | None:
     for a body that will be refused or has no announced length; the default
     otherwise. A request that has no body (neither a length nor a transfer
     coding, RFC 9112 6.3: most are GETs) is given an empty one that
-    pyramid_retry rewinds for another attempt: copying the server's input
-    stream, to find it empty, was a fiftieth of the signed-in floor's CPU."""
+    pyramid_retry rewinds for another attempt, rather than copying the
+    server's input stream only to find it empty."""
     environ = request.environ
     if not environ.get("CONTENT_LENGTH") and "HTTP_TRANSFER_ENCODING" not in environ:
         environ["wsgi.input"] = io.BytesIO()
