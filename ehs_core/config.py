@@ -24,7 +24,7 @@ def configure(raw_settings: dict[str, Any]) -> Configurator:
     config.include("ehs_core.requestlog")  # X-Request-Id on requests and log lines
     config.include("ehs_core.errors")  # one JSON error shape
     config.include("ehs_core.responseheaders")  # no-store and nosniff on every /api answer
-    config.include("ehs_core.schemas")  # body=/query= view options, validated before the view
+    config.include("ehs_core.validation")  # body=/query= view options, validated before the view
     config.include("ehs_core.intake")  # body size limits, UTF-8 query strings
     config.include("ehs_core.jobs")  # huey, add_job, add_periodic_job
     config.include("ehs_core.mail")  # add_mail_template, mail delivery job

@@ -8,7 +8,7 @@ limit request sizes); JSON bodies get a limit far below the upload limit
 (`ehs.max_upload_mb` each, 5 files) plus room for the form's other parts.
 pyramid_retry copies a body before the first attempt so that it can replay
 it, so it is told to make a single attempt for such a body, and for a body
-without a Content-Length, which `ehs_core.schemas.json_body` reads only up
+without a Content-Length, which `ehs_core.validation.json_body` reads only up
 to the limit.
 """
 
@@ -43,8 +43,8 @@ def retry_attempts(request: Request) -> int | None:
     for a body that will be refused or has no announced length; the default
     otherwise. A request that has no body (neither a length nor a transfer
     coding, RFC 9112 6.3: most are GETs) is given an empty one that
-    pyramid_retry rewinds for another attempt: copying the server's input
-    stream, to find it empty, was a fiftieth of the signed-in floor's CPU."""
+    pyramid_retry rewinds for another attempt, rather than copying the
+    server's input stream only to find it empty."""
     environ = request.environ
     if not environ.get("CONTENT_LENGTH") and "HTTP_TRANSFER_ENCODING" not in environ:
         environ["wsgi.input"] = io.BytesIO()

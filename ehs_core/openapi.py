@@ -17,6 +17,7 @@ from pyramid.view import view_config
 from ehs_core import schemas as s
 from ehs_core.directives import register_once
 from ehs_core.plugins import enabled_plugins
+from ehs_core.validation import schema_of
 from ehs_core.webhooks.kinds import openapi_webhooks
 
 ERROR = {"type": "object", "required": ["error"], "properties": {
@@ -72,7 +73,7 @@ def node_schema(node: colander.SchemaNode) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
-        # Unknown fields are refused (ehs_core.schemas.unknown_fields).
+        # Unknown fields are refused (ehs_core.validation.unknown_fields).
         schema["additionalProperties"] = typ.unknown == "preserve"
         if getattr(typ, "nullable", False):
             schema["type"] = ["object", "null"]
@@ -151,7 +152,7 @@ def _parameters(pattern: str, query: Any, registry: Registry) -> tuple[str, list
         schema: dict[str, Any] = {"type": "integer", "minimum": 0} if "\\d" in regex else {"type": "string"}
         params.append({"name": name, "in": "path", "required": True, "schema": schema})
     if query is not None:
-        for child in s.schema_of(query, registry).children:
+        for child in schema_of(query, registry).children:
             params.append({"name": child.name, "in": "query",
                            "required": child.missing is colander.required, "schema": node_schema(child)})
     return path, params
@@ -174,7 +175,7 @@ def _operation(route_name: str, path_params: tuple[str, list], view: Any, regist
         operation["summary"] = view["summary"]
     if body is not None:
         operation["requestBody"] = {"required": True, "content": {
-            "application/json": {"schema": node_schema(s.schema_of(body, registry))}}}
+            "application/json": {"schema": node_schema(schema_of(body, registry))}}}
     elif multipart:
         # Kinds: "file", "files" (optional), "json", "uuid" (an optional
         # idempotency key, `clientId`).

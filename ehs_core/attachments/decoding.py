@@ -1,8 +1,8 @@
 """Photos decoded within bounds: how many pixels, and how many at once.
 
-A PNG of 0.66 MB can hold 13,000 x 13,000 pixels: decoding it took 7
-seconds and 600 MB on upload and 1.3 GB more for its preview, and four at
-once took a worker from 349 MB to 2.9 GB. Pillow's own guard errs only
+A PNG of under a megabyte can hold 13,000 x 13,000 pixels: decoding it and
+its preview takes gigabytes of memory, and a few at once exhaust a worker
+(a decompression bomb). Pillow's own guard errs only
 above 179 million pixels. So every photo is opened here: `Image.open` reads
 the header alone, and its size times its frames (an animation's frames are
 decoded one after the other when its metadata is removed) is held to

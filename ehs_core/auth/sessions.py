@@ -86,9 +86,8 @@ def signed_in_user(request: Request, values: dict) -> User:
 
 class SessionIdentity(Identity):
     """A signed-in user. The ORM `User` is made from the identity row on
-    first use of `user` (building it and adding it to the session was a
-    tenth of the signed-in floor's CPU, and most requests only read the
-    caller's id, role or organization: `account`)."""
+    first use of `user`: most requests only read the caller's id, role or
+    organization (`account`), and need no entity in the session."""
 
     def __init__(self, request: Request, account: Account, organization_name: str,
                  reference_version: int = 0) -> None:

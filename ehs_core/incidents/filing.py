@@ -85,10 +85,11 @@ def store_report(dbsession: Session, values: dict[str, Any]) -> Incident | None:
     """Insert a report (`values` names every column but the id) and return it
     as a persistent object of the session, or None when the organization
     already holds a report under its clientId. One Core statement, `INSERT …
-    ON CONFLICT DO NOTHING RETURNING id` (PostgreSQL and SQLite), where a
-    savepoint around the ORM's insert cost two more round trips to the
-    server and the unit of work a fifth of a report's CPU; the object is
-    made from the values it was stored with, as the ORM's insert made it."""
+    ON CONFLICT DO NOTHING RETURNING id` (PostgreSQL and SQLite): a
+    duplicate clientId is answered by the database in the same statement,
+    with no savepoint around an ORM insert to roll back to (the once-only
+    filing of a retried report, interface spec). The object is made from
+    the values it was stored with, as the ORM's insert made it."""
     dbsession.flush()
     row_id = dbsession.connection().execute(STORE_REPORT[dbsession.get_bind().dialect.name],
                                             values).scalar()

@@ -225,9 +225,8 @@ def searched_page(request: Request, query: dict[str, Any], stmt: Select, columns
     When the word counts already say that more than COUNT_BOUND of the
     caller's incidents match (`search.Lookup.at_least`: the caller sees the
     whole organization and only `q` narrows it), the first statement could
-    only confirm it, at the cost of the word's whole bitmap (~8 ms for
-    `forklift` at 100,000 incidents): the page walks the number index
-    straight away, with the same answer."""
+    only confirm it, by building the word's whole bitmap: the page walks the
+    number index straight away, with the same answer."""
     page, size = query["page"], query["pageSize"]
     offset = (page - 1) * size
     if search.plain_word(query["q"]) and only_searched(request, query) and _on_postgresql(request):
@@ -317,7 +316,7 @@ def by_severity(stmt: Select, limit: int, offset: int) -> Any:
     subquery: each severity's first `offset + limit` matches newest first
     (the (organization, severity, number) index read backwards, or the
     filters' own), then the page of those in order. Sorting every match by
-    the severity's rank read all of them: 50-75 ms at 100,000 incidents."""
+    the severity's rank would read every match for one page."""
     parts = [select(part.subquery()) for part in (
         stmt.with_only_columns(Incident.id, Incident.number, literal(rank).label("rank"))
         .where(Incident.severity == severity.value)
@@ -370,15 +369,14 @@ MOST_KEPT = 500
 # statement has the page's size in its SQL instead of a bound LIMIT, so that
 # PostgreSQL plans it once for every value: psycopg prepares a statement run
 # often, and PostgreSQL then keeps a generic plan unless it looks dearer than
-# planning for each request's values, and a bound LIMIT is costed as a tenth
-# of the matching rows (about 200 at 100,000 incidents, for 25): every list
-# was planned again, 0.4 ms of planning for 0.2 ms of reading (EXPLAIN
-# ANALYZE, filtered by type and site). Here the plan is to walk that index,
-# whatever the values. Other filters keep the bound LIMIT and a plan per
-# request on purpose: a generic plan for status and type walked the type's
-# index for "reported illnesses", 15 incidents, through all 5,000 illnesses (6
-# ms, against 1.2 ms planned for the values), and a reporter's list walked the
-# number index (24 ms against 7 ms).
+# planning for each request's values, and PostgreSQL costs a bound LIMIT as
+# a share of the matching rows, far above a page: every list was planned
+# again, planning taking longer than the reading. Here the plan is to walk
+# that index, whatever the values. Other filters keep the bound LIMIT and a
+# plan per request on purpose: one generic plan for status and type walked
+# the type's index for "reported illnesses", a handful of incidents, through
+# every illness, and a reporter's list walked the number index; a plan for
+# the values reads only what matches.
 IN_NUMBER_ORDER = frozenset({frozenset(), frozenset({"type"}), frozenset({"severity"}),
                              frozenset({"status"}), frozenset({"siteId", "type"})})
 
@@ -480,8 +478,7 @@ def _kept_statement(request: Request, kind: str, first: bool, size: int | None, 
     # A filtered list of what a person may see (their reports and their
     # actions' incidents) is planned for each request's values, not
     # prepared: once psycopg prepared it, PostgreSQL kept a generic plan for
-    # it that walked the status's index through every closed incident, and a
-    # reporter's closed incidents took 12.2 ms where a plan for the values
-    # took 4.3 (100,000 incidents; planning is 0.3 ms of it).
+    # it that walked the status's index through every closed incident,
+    # where a plan for the values reads only the reporter's own.
     read = PlainRead(statement)
     return _Kept(read, namedtuple("ListRow", names + ["total"] * bool(extra)), bool(extra))

@@ -19,8 +19,8 @@ lower-cased text exactly when it occurs inside one of that text's words, so
                <=>  words && (the listed words that contain lower(q))
 
 which the index answers with no false match to recheck: one posting list
-per word instead of an ILIKE over every candidate row (which is what cost
-~50 ms for 27,000 matches with the trigram indexes). Any other text
+per word instead of an ILIKE over every candidate row (what the trigram
+indexes alone left to do for each match). Any other text
 (`hydraulic hose`, `INC-0042`, `50%`) still needs the ILIKE, but only on
 incidents that have, for each of its runs, a word containing that run: a
 necessary condition, so the answer is the same. Both sides use
@@ -29,15 +29,15 @@ a case is decided in one place.
 
 The words are not stored in the row (they would double its width): a
 query reads them from the index (a bitmap scan, which needs no recheck)
-and must never work them out row by row (~30-50 us a row). So
+and must never work them out row by row (a regular expression over the
+whole text of each row). So
 `Lookup.condition` is for a count or a sort that only a bitmap scan can
 serve, and `walking` (the ILIKE, as before) for any other plan, such as a
 walk along the number index, where each visited row is checked.
 
 Which of the two plans a page takes depends on how many incidents match
-(incidents/listing.py, `searched_page`), and a bitmap costs as much as the
-word's whole posting list (~6-8 ms for a word in 27,000 incidents, before
-a row is read). `incident_word_counts` (migration
+(incidents/listing.py, `searched_page`), and a bitmap reads the word's
+whole posting list before a row is read. `incident_word_counts` (migration
 0013_search_word_counts, kept by triggers in the transaction of each
 change) says how many incidents of each organization have each word; a
 text that is one run matches every incident that has a word containing
@@ -239,8 +239,8 @@ def plain_word(q: str) -> bool:
     once lower-cased, whatever PostgreSQL's locale, so `newest` answers it.
     Shorter texts have no trigram to look the words up by: the plan
     `newest` keeps would read the whole trigram index of a large list of
-    words (0.4 s for "a" among 300,000), where `look_up`'s, made for the
-    text, stops at the first words found."""
+    words, where `look_up`'s, made for the text, stops at the first words
+    found."""
     return len(q) >= 3 and q.isascii() and q.isalnum() and named_number(q) is None
 
 
@@ -254,7 +254,7 @@ WINDOWS = (3.0, 10.0)
 # (`facts`, read once: every other part refers to it through a subquery, so
 # PostgreSQL's generic plan, kept after the fifth run of the prepared
 # statement, is the plan every word gets anyway and is not planned again at
-# each run, ~0.4-1 ms), then the matches of one of two cases, each behind a
+# each run), then the matches of one of two cases, each behind a
 # condition on `facts` that PostgreSQL checks once before running its part:
 #
 # - `few`: no listed word containing it is in more than `bound` incidents:
@@ -263,12 +263,11 @@ WINDOWS = (3.0, 10.0)
 # - `many`: one of them is, so more than `bound` incidents match: the page
 #   and one more row, newest first. When the word is rare enough that its
 #   posting list costs less than walking the number index to the page
-#   (WINDOW_GATE, as measured: ~0.09 µs an entry of the list against ~1.5
-#   µs a row checked), the newest incidents are read in two windows of
-#   numbers sized to hold about 3 and 10 times the rows needed (WINDOWS; the
-#   word's share of incidents from its count; the second for when the
-#   newest reports lack it: with 1,500 of them above 100,000 incidents,
-#   `hydraulic` takes 1.1 ms), through the word index ANDed with the
+#   (WINDOW_GATE: an entry of the list is far cheaper to read than a row to
+#   check), the newest incidents are read in two windows of numbers sized
+#   to hold about 3 and 10 times the rows needed (WINDOWS; the word's share
+#   of incidents from its count; the second for when the newest reports
+#   lack it), through the word index ANDed with the
 #   number index; then the walk along the number index below them,
 #   checking each row (`walking`). A LIMIT over the three in that order
 #   stops at the first that completes the page, and each is in number

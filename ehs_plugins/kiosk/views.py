@@ -18,7 +18,6 @@ from sqlalchemy import select
 from ehs_core.attachments.storage import max_upload_bytes
 from ehs_core.errors import APIError, DomainError, invalid
 from ehs_core.followup import services as followup
-from ehs_core.schemas import deserialize, parse_json
 from ehs_core.security import Role, role_principal
 from ehs_core.sites.models import Area, Site
 from ehs_core.sites.services import area_path
@@ -26,6 +25,7 @@ from ehs_core.sites.zones import site_zone
 from ehs_core.ui import PAGE_HEADERS, language_switch
 from ehs_core.ui.forms import INT, OPTIONAL_INT, OPTIONAL_TEXT, TEXT, errors_of, json_values, local_to_iso
 from ehs_core.users.models import Organization
+from ehs_core.validation import deserialize, parse_json
 from ehs_plugins.kiosk import links, reports
 from ehs_plugins.kiosk.links import link_json
 from ehs_plugins.kiosk.models import KioskLink

@@ -1,8 +1,8 @@
 """PDFs of the printable forms made in the background.
 
 A 300 Log of a busy site-year runs to a hundred sheets and the Forms 301 of
-the same year to a thousand; WeasyPrint lays out a sheet in a tenth of a
-second or more, so such a PDF is made by a job (`pages.printing`), not in the
+the same year to a thousand, longer to lay out than a person should wait on a
+request, so such a PDF is made by a job (`pages.printing`), not in the
 request: the safety manager watches its progress and downloads it when it is
 done (the product's rule: a long job shows progress). The job's record holds
 the progress and then the file, kept for `KEEP` and given only to safety

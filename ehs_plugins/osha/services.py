@@ -127,8 +127,8 @@ def cases_of(request: Request, incident: Incident) -> list[InjuryCase]:
 
 
 # Every column of an incident's cases, by attribute name, read on the DBAPI
-# cursor (`PlainRead`): the incident page's panel shows them, and loading
-# them as ORM entities (forty-odd columns each) was a tenth of the page.
+# cursor (`PlainRead`): the incident page's panel only shows them, so a GET
+# needs no ORM entities to track (forty-odd columns each).
 _CASE_ATTRIBUTES = tuple((attr.key, attr.columns[0]) for attr in inspect(InjuryCase).column_attrs)
 _CASE_KEYS = tuple(key for key, _ in _CASE_ATTRIBUTES)
 _INCIDENT_CASES = PlainRead(select(*(column for _, column in _CASE_ATTRIBUTES)).where(
@@ -154,9 +154,9 @@ def cases_to_show(request: Request, incident: Incident,
 @functools.cache
 def cases_column() -> ColumnElement[Any]:
     """The incident's cases, every column, as one JSON value: the incident
-    page reads them with the incident (its panel's `read`), where the panel
-    of a quarter of the incidents (injuries and illnesses) sent a statement
-    of its own (0.14 ms of the page's median with the CPU's caches cold)."""
+    page reads them with the incident (its panel's `read`), so the panel of
+    an injury or illness sends no statement of its own (the style guide: one
+    read model per page)."""
     return select(json_rows(*(column for _, column in _CASE_ATTRIBUTES))).where(
         InjuryCase.incident_id == Incident.id).scalar_subquery()
 

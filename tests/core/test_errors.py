@@ -127,7 +127,7 @@ def test_a_request_with_a_body_is_run_again_with_the_same_body(client, monkeypat
     client.post_json("/api/auth/login", {"email": "ada@acme.test", "password": PASSWORD}, status=200)
 
 
-# --- bad input is a 4xx, never a 500 (ehs_core.schemas.parse_json, ehs_core.intake) ---
+# --- bad input is a 4xx, never a 500 (ehs_core.validation.parse_json, ehs_core.intake) ---
 
 
 def test_json_nested_very_deep_is_a_400_not_a_recursion_error(client):

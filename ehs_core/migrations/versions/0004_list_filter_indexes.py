@@ -1,10 +1,10 @@
 """indexes for the incident list's filters
 
-Found by the benchmark (bench/README.md) at 100,000 incidents: the list
-filtered by type and site took 17 ms, 8 of them counting the matches through
-a bitmap heap scan of every incident of the site. With an index that leads
-with the filtered columns and ends with `number`, the page is read backwards
-from the index and the total is an index-only count (0.3 ms):
+Found by the benchmark (bench/README.md): the list filtered by type and
+site counted its matches through a bitmap heap scan of every incident of the
+site. With an index that leads with the filtered columns and ends with
+`number`, the page is read backwards from the index and the total is an
+index-only count:
 
 - (organization_id, site_id, type, number): siteId, siteId + type;
 - (organization_id, type, number): type;

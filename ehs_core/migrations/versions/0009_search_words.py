@@ -2,8 +2,8 @@
 
 The list's `q` matches incidents whose title, description or location
 contains the text. Found through the trigram indexes, every candidate had
-to be checked against the text (ILIKE), which cost ~50 ms for a word in a
-quarter of 100,000 incidents. Now (ehs_core/incidents/search.py):
+to be checked against the text (ILIKE), one row at a time for a common
+word. Now (ehs_core/incidents/search.py):
 
 - `ehs_search_words(title, description, location)`: an incident's words,
   the maximal runs of letters and digits of its lower-cased texts (runs
@@ -16,8 +16,7 @@ quarter of 100,000 incidents. Now (ehs_core/incidents/search.py):
   trigram index, so the words containing a text are found without reading
   incidents. Triggers add the words of new and edited incidents (a word no
   longer used stays listed: it just matches nothing); the words of the
-  existing incidents are listed here (~10 s for 100,000 on a loaded
-  2-core machine, as long again for the index).
+  existing incidents are listed here, and the index built over them.
 
 SQLite has none of this and keeps the ILIKE search, which gives the same
 answers. The models do not map these objects (search.py names them);
@@ -39,7 +38,7 @@ depends_on = None
 # lower() and [[:alnum:]], as ILIKE and search.py use), empty strings
 # dropped, distinct. A query must read the words from the index (a bitmap
 # scan, no recheck) and never work them out row by row: COST tells the
-# planner what that costs (~30-50 us a row, against ~2 us for the ILIKE),
+# planner that working them out is far dearer than the ILIKE,
 # PARALLEL RESTRICTED keeps it from buying parallel workers for scans that
 # read at most 1,001 rows.
 WORDS_FUNCTION = """

@@ -1,9 +1,8 @@
 """incidents.investigation_lead_id: the investigation's lead, copied for the queues
 
 "Under investigation and waiting for me" (no lead, or mine) checked the
-investigation of every incident under investigation: 1,600 index probes,
-3 ms on every page's menu at 100,000 incidents, ten times that at
-1,000,000. The lead is now copied onto the incident by the one operation
+investigation of every incident under investigation, an index probe each,
+on every page's menu, growing with the organization's records. The lead is now copied onto the incident by the one operation
 that sets it (ehs_core/investigation/services.py), and a partial index
 over the incidents under investigation answers the queue.
 

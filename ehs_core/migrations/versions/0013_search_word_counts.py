@@ -3,7 +3,7 @@
 A search for a word in more than COUNT_BOUND incidents (`forklift`, in a
 quarter of 100,000) answers "more than 1,000" and walks the number index
 for its page; to know that, it read 1,001 matches through the word index
-first, which builds the word's whole bitmap (27,000 entries, ~6-8 ms).
+first, which builds the word's whole bitmap.
 `incident_word_counts` keeps, per organization and word, how many of its
 incidents have that word, so a word's count of more than the bound says
 "more than 1,000 matches" before any incident is read
@@ -24,7 +24,8 @@ adds or removes. Each statement moves its rows in (organization, word)
 order, so two of them wait for each other in the same order.
 
 The existing incidents are counted here, with the incidents locked against
-writes meanwhile (~6 s for 100,000 on a loaded 2-core machine).
+writes meanwhile, so that no change slips between the count and the
+triggers.
 
 Revision ID: 0013_search_word_counts
 Revises: 0012_investigation_lead

@@ -8,20 +8,21 @@ information in the same order as OSHA's, laid out for our data, not a copy
 of OSHA's PDF. WeasyPrint reads nothing from the network: the stylesheet is
 handed to it as a file and every other URL is refused.
 
-WeasyPrint lays out a sheet of the 300 Log in 0.1-0.3 s of CPU, a Form 301
-in ~0.08 s: a form of more than `IN_REQUEST_SHEETS` sheets (a busy site-year
-has a hundred log sheets and a thousand Forms 301) is made by a job with a
-progress page (`pdfjobs`), never in the request. The job lays it out in
-parts of `SHEETS_PER_PART` sheets, each written on its own and the parts'
-pages then joined (pypdf): memory stays that of one part (a whole log's
-layout held at once takes ~3 MB a sheet) and the progress moves part by part.
+A form of more than `IN_REQUEST_SHEETS` sheets (a busy site-year has a
+hundred log sheets and a thousand Forms 301) takes longer to lay out than a
+person should wait on a request, so it is made by a job with a progress page
+(`pdfjobs`; the product's rule: a long job shows progress), never in the
+request. The job lays it out in parts of `SHEETS_PER_PART` sheets, each
+written on its own and the parts' pages then joined (pypdf): memory stays
+that of one part (a whole log's layout held at once grows with every sheet)
+and the progress moves part by part.
 
 The job's layout runs in worker processes (`osha.pdf_processes`, default
 the machine's cores, at most 2; 0 lays out in the job's own thread): the
 in-process job runner of the embedded default is a thread of the web
-process, and a layout held there takes the GIL from every request for
-seconds; in processes of their own the parts are also laid out side by side
-(a 1,000-case log: ~25 s of CPU in one thread, bench/pdf.py).
+process, and a layout held there takes the GIL from every request while
+it runs; in processes of their own the parts are also laid out side by side
+(bench/pdf.py measures it).
 """
 
 from __future__ import annotations
@@ -69,8 +70,9 @@ FORMS_CSS = files("ehs_plugins.osha") / "static" / "forms.css"
 # what one worker process lays out at a time).
 SHEETS_PER_PART = 5
 PROCESSES = "osha.pdf_processes"
-# The most sheets a PDF made in the request may have: about 2 s of layout on
-# a busy 2-core machine (a log sheet ~0.2-0.3 s of CPU, a Form 301 ~0.08 s).
+# The most sheets a PDF made in the request may have: what a person can wait
+# for on a busy machine (a Form 301 sheet is quicker to lay out than a log's,
+# bench/pdf.py).
 IN_REQUEST_SHEETS = {"log300": 10, "forms301": 25}
 
 

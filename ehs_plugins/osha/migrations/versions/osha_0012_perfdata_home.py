@@ -4,17 +4,15 @@
   file still needs fields of, set with the decision on every write
   (`cases.recalculate`, from `cases.missing_fields`), filled here for the
   existing cases by the same rule in SQL (BACKFILL), with a partial index:
-  the card counts them and names five (it loaded 5,216 cases at 100,000
-  incidents to check their fields in Python);
+  the card counts them and names five (it loaded every case of the year
+  to check their fields in Python);
 - `ix_osha_cases_severe_unreported`: the cases that may owe a direct
   report to OSHA and were not reported (home's "reports to OSHA due"): a
-  partial index of the few, where the card read every case (~1,000
-  buffers at 100,000 incidents; now 1);
+  partial index of the few, where the card read every case;
 - `ix_osha_incidents_injured`: the organization's injuries and illnesses
   by date (id and number included), so the count of those of the year
   without a case reads the index alone (it walked every incident of the
-  organization down the number index: 66,000 buffers, ~100-200 ms at
-  100,000 incidents; now ~100).
+  organization down the number index).
 
 Revision ID: osha_0012
 Revises: osha_0011
