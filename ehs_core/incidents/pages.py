@@ -383,8 +383,8 @@ def includeme(config: Configurator) -> None:
     # The page's values, for the other packages' forms that answer with the whole page.
     config.add_request_method(detail_values, "incident_page_values")
     # The comments, a panel of the page like any other (its template draws its own section).
-    config.add_incident_panel("comments", "ehs_core:templates/incidents/comments.html", permission=Permission.view_incident,
-                              order=1000, framed=False)
+    config.add_incident_panel("comments", "ehs_core:templates/incidents/comments.html",
+                              permission=Permission.view_incident, order=1000, framed=False)
     config.add_route("page.incident", PAGE, factory=page_factory)
     config.add_route("page.incident_transition", PAGE + "/transition", factory=FACTORY)
     config.add_route("page.incident_edit", PAGE + "/edit", factory=FACTORY)

@@ -202,7 +202,8 @@ def test_a_refused_form_answers_with_the_page_a_get_shows_and_its_error(team, si
 
     def shown(text: str) -> str:
         text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "KEY", text)
-        text = re.sub(r'<div class="error-summary".*?</div>|<p class="field-error".*?</p>', "", text, flags=re.S)
+        text = re.sub(r'<div class="error-summary".*?</div>|<p class="field-error".*?</p>', "", text,
+                      flags=re.S)
         return re.sub(r' has-error| aria-invalid="true" aria-describedby="[a-z-]+"', "", text)
 
     for who, path, body, status, error in (
