@@ -33,14 +33,24 @@ from pyramid.config import Configurator
 
 from ehs_core import metrics
 from ehs_core.jobs.inprocess import InProcessRunner, before_forking, start_in_process_runner
-from ehs_core.jobs.queueing import Job, Permanent, add_job, add_periodic_job, enqueue, queue_job, wake
+from ehs_core.jobs.queueing import (
+    Job,
+    Permanent,
+    add_job,
+    add_periodic_job,
+    enqueue,
+    queue_job,
+    queue_jobs,
+    wake,
+)
 from ehs_core.jobs.runner import POLL, Runner, purge_job, waiting
 from ehs_core.jobs.wakeup import RedisWaker, redis_wait
 
 # The jobs' API as plugins, the command line and the web process import it
 # (docs/plugins.md: `ehs_core.jobs.queue_job`, `ehs_core.jobs.Permanent`).
 __all__ = ["POLL", "PURGE_JOB", "InProcessRunner", "Job", "Permanent", "Runner",
-           "before_forking", "enqueue", "includeme", "queue_job", "redis_wait", "start_in_process_runner",
+           "before_forking", "enqueue", "includeme", "queue_job", "queue_jobs", "redis_wait",
+           "start_in_process_runner",
            "waiting", "wake"]
 
 PURGE_JOB = "jobs.purge"

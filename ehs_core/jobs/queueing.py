@@ -14,6 +14,7 @@ from typing import Any
 from pyramid.config import Configurator
 from pyramid.registry import Registry
 from pyramid.request import Request
+from sqlalchemy import insert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -102,6 +103,21 @@ def enqueue(dbsession: Session, name: str, *args: Any, key: str | None = None,
     mark_written(dbsession)
 
 
+def enqueue_each(dbsession: Session, name: str, arguments: list[tuple[Any, ...]],
+                 request_id: str | None = None) -> None:
+    """Write one job row per tuple of `arguments`, in one INSERT of several
+    rows (a notice to twenty people is one statement, not twenty), in
+    `dbsession`'s transaction."""
+    if not arguments:
+        return
+    now = utcnow()
+    dbsession.execute(insert(OutboxJob.__table__), [
+        {"job": name, "payload": json.dumps(list(args), separators=(",", ":")), "key": None,
+         "request_id": request_id, "status": PENDING, "attempts": 0, "due_at": now, "created_at": now}
+        for args in arguments])
+    mark_written(dbsession)
+
+
 # The request's flag: a wake-up is already set for after its commit.
 _WAKE = "_ehs_wake_runners"
 
@@ -111,8 +127,25 @@ def queue_job(request: Request, name: str, *args: Any, key: str | None = None) -
     the request commits. The runners are woken once the request commits."""
     if name not in request.registry["jobs"]:
         raise KeyError(f"no job {name!r} is registered")
+    enqueue(request.dbsession, name, *args, key=key, request_id=_request_id(request))
+    _wake_after_commit(request)
+
+
+def queue_jobs(request: Request, name: str, arguments: list[tuple[Any, ...]]) -> None:
+    """`queue_job` of each tuple of `arguments`, in one statement."""
+    if name not in request.registry["jobs"]:
+        raise KeyError(f"no job {name!r} is registered")
+    enqueue_each(request.dbsession, name, arguments, request_id=_request_id(request))
+    if arguments:
+        _wake_after_commit(request)
+
+
+def _request_id(request: Request) -> str | None:
     request_id = getattr(request, "request_id", None) or current_request_id.get()
-    enqueue(request.dbsession, name, *args, key=key, request_id=None if request_id == "-" else request_id)
+    return None if request_id == "-" else request_id
+
+
+def _wake_after_commit(request: Request) -> None:
     if not request.__dict__.get(_WAKE):
         request.__dict__[_WAKE] = True
         registry = request.registry

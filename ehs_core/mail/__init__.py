@@ -52,7 +52,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ehs_core.directives import register_once
-from ehs_core.jobs import Permanent, enqueue, queue_job
+from ehs_core.jobs import Permanent, enqueue, queue_jobs
 from ehs_core.mail.models import FailedMail
 
 log = logging.getLogger(__name__)
@@ -204,7 +204,8 @@ def send_mail(request: Request, to: str | Iterable[str], template: str, /, **con
         locale = locales[recipient]
         if locale not in messages:
             messages[locale] = render(request.registry, template, locale=locale, **context)
-        queue_job(request, DELIVER_JOB, addressed(request.registry, recipient, messages[locale]))
+    queue_jobs(request, DELIVER_JOB, [(addressed(request.registry, recipient, messages[locales[recipient]]),)
+                                      for recipient in recipients])
 
 
 def addressed(registry: Registry, recipient: str, message: dict[str, str]) -> dict[str, str]:

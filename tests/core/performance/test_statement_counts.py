@@ -3,6 +3,8 @@ same number of SQL statements whatever the number of rows involved (no N+1)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ehs_core import caches
@@ -444,3 +446,41 @@ def test_the_moves_conditions_are_read_with_the_detail(admin, site, count_statem
     admin.patch_json(f"/api/actions/{action['id']}", {"status": "verified"})
     assert shown()["closed"] is None
     admin.post_json(moves, {"to": "closed"})
+
+
+def test_a_serious_report_queues_its_notices_in_one_statement_for_2_or_12_people(
+        admin, make_user, site, count_statements, dbsession):
+    """The notice of a serious report is one delivery job per person told
+    (each their own mail), written by one statement however many they are;
+    the filing request sends as many statements for 12 people as for 2."""
+    from sqlalchemy import select
+
+    from ehs_core.jobs.models import OutboxJob
+
+    def serious(n):
+        body = {"title": f"Fall {n}", "type": "injury", "severity": "high",
+                "occurredAt": "2026-01-05T08:00:00+01:00", "siteId": site["id"], "areaId": site["areaId"]}
+        with count_statements() as counted:
+            admin.post_json("/api/incidents", body, status=201)
+        # The test's job runner delivers the mails after the commit: not the request's.
+        sent = counted.statements
+        request = sent[:next(i for i, s in enumerate(sent) if s.lstrip().startswith("UPDATE outbox_jobs"))]
+        return len(request), [s for s in request if s.lstrip().startswith("INSERT INTO outbox_jobs")]
+
+    def told():
+        rows = dbsession.execute(select(OutboxJob.payload).where(OutboxJob.job == "mail.deliver")).scalars()
+        return sorted(json.loads(p)[0]["to"] for p in rows)
+
+    make_user("safety_manager")
+    serious(0)
+    before = told()
+    few, written = serious(1)
+    assert len(told()) - len(before) == 2 and len(written) == 1  # the admin and the safety manager
+    for _ in range(10):
+        make_user("safety_manager")
+    serious(2)
+    marked = told()
+    many, written = serious(3)
+    added = told()
+    assert len(added) - len(marked) == 12 and len(set(added) - set(before)) == 10 and len(written) == 1
+    assert many == few
