@@ -24,8 +24,8 @@ PAGE_PATHS = r"^/(?!api(/|$)|static/)"
 
 
 def error_page(request: Request, status: int, title: str, message: str) -> Response:
-    response = render_to_response("ui/error.html", {"status": status, "title": title, "message": message},
-                                  request=request)
+    response = render_to_response("ehs_core:templates/ui/error.html",
+                                  {"status": status, "title": title, "message": message}, request=request)
     response.status = status
     return response
 
