@@ -21,7 +21,7 @@ import zope.sqlalchemy
 from pyramid.config import Configurator
 from pyramid.request import Request
 from pyramid.tweens import EXCVIEW
-from pyramid_retry import IBeforeRetry, mark_error_retryable
+from pyramid_retry import mark_error_retryable
 from sqlalchemy import (
     DateTime,
     MetaData,
@@ -330,26 +330,6 @@ def disconnect_retry_tween_factory(handler: Any, registry: Any) -> Any:
     return tween
 
 
-# What a request's environ holds from the WSGI server, not from the
-# application: kept when pyramid_retry runs the request again.
-SERVER_KEYS = frozenset({"ehs.proxy_addr"})
-
-
-def forget_attempt(event: Any) -> None:
-    """pyramid_retry runs a failed request again (a serialization failure,
-    a dropped connection) with the same WSGI environ, where a few parts
-    still keep what a request has read and decided under "ehs." keys (a
-    plugin's cases or pending tallies, a refused upload's messages; the
-    core's incident contexts, workflow moves and investigation reads are
-    request attributes, new with each attempt). They belong to
-    the attempt whose transaction was rolled back; the next attempt must
-    read again, or it would check a transition against the state another
-    transaction has just changed. (`pyramid_retry.IBeforeRetry`.)"""
-    environ = event.environ
-    for key in [key for key in environ if key.startswith("ehs.") and key not in SERVER_KEYS]:
-        del environ[key]
-
-
 def includeme(config: Configurator) -> None:
     settings = config.get_settings()
     settings["tm.manager_hook"] = "pyramid_tm.explicit_manager"
@@ -363,7 +343,6 @@ def includeme(config: Configurator) -> None:
     settings.setdefault("retry.activate_hook", "ehs_core.intake.retry_attempts")
     config.include("pyramid_tm")
     config.include("pyramid_retry")
-    config.add_subscriber(forget_attempt, IBeforeRetry)
 
     engine = make_engine(settings)
     config.registry["db.engine"] = engine

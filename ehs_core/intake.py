@@ -22,6 +22,7 @@ from pyramid.events import NewRequest
 from pyramid.request import Request
 
 from ehs_core.errors import APIError
+from ehs_core.servers import PROXY_ADDR
 
 MAX_FILES_PER_REQUEST = 5  # the reporting link's report; one file elsewhere
 FORM_ROOM = 1024 * 1024  # the other parts of a multipart body
@@ -77,5 +78,17 @@ def check_request(event: NewRequest) -> None:
             {"path": "", "message": "The query string must be UTF-8 text"}]) from None
 
 
+def proxy_address(request: Request) -> str | None:
+    """`request.proxy_address` (reified): the trusted proxy's own address
+    when REMOTE_ADDR names the client behind it (`servers.ForwardedClient`),
+    else None. That middleware runs before any Pyramid request exists, so
+    the WSGI environ is its only channel to the application; this is the
+    one place the application reads it (the style guide: per-request state
+    goes through Pyramid's request methods, never parked in
+    request.environ)."""
+    return request.environ.get(PROXY_ADDR)
+
+
 def includeme(config: Configurator) -> None:
+    config.add_request_method(proxy_address, "proxy_address", reify=True)
     config.add_subscriber(check_request, NewRequest)

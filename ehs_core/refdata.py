@@ -43,8 +43,6 @@ T = TypeVar("T")
 TRACKED: dict[type, frozenset[str] | None] = {}
 # A worker's values, by (organization, key): (version, value) (`ehs_core.caches`).
 CACHE_NAME = "reference data"
-# Set on a request whose session wrote reference data.
-CHANGED = "ehs.refdata.changed"
 # Bound on the kept values (per-user keys, such as saved views, add one each).
 MAX_VALUES = 2048
 
@@ -71,7 +69,7 @@ def cached(request: Request, key: Hashable, load: Callable[[Request], T]) -> T:
     """`load(request)`, kept in this worker until the organization's
     reference data changes."""
     version = reference_version(request)
-    if version is None or CHANGED in request.environ:
+    if version is None or request.reference_data_changed:
         # (A request that changed reference data reads its own changes.)
         return load(request)
     store = caches.named(request.registry, CACHE_NAME, MAX_VALUES)
@@ -106,7 +104,7 @@ def _bump_version(session: Session, _flush_context: Any, _instances: Any) -> Non
     if not changed:
         return
     if (request := session.info.get("request")) is not None:
-        request.environ[CHANGED] = True
+        request.reference_data_changed = True
     if not session.info.get("ehs.refdata.bumped"):
         # Once per transaction is enough: the version differs from the one
         # any worker has cached under once this transaction commits.
@@ -127,5 +125,16 @@ def forget(registry: Any) -> None:
     caches.forget(registry, CACHE_NAME)
 
 
+def reference_data_changed(request: Request) -> bool:
+    """`request.reference_data_changed` (reified): False until the request's
+    session writes reference data (`_bump_version` sets it), after which
+    `cached` loads afresh, so a request reads its own changes. A request
+    attribute, new with each attempt pyramid_retry makes (the style guide:
+    per-request state goes through Pyramid's request methods, never parked
+    in request.environ)."""
+    return False
+
+
 def includeme(config: Configurator) -> None:
+    config.add_request_method(reference_data_changed, "reference_data_changed", reify=True)
     config.add_directive("track_reference_model", track_reference_model)

@@ -88,12 +88,12 @@ def request_id_tween_factory(handler: Callable[[Request], Response], registry: R
 def log_access(request: Request, status: int, seconds: float) -> None:
     """One line for the request: no path or query string as sent (see the
     module's docstring), the user only when the request already knew it."""
-    from ehs_core.security import IDENTITY
-
     route = request.matched_route
-    # The identity the request worked out, if it did (the security policy
-    # keeps it there); asking for it now would cost a lookup.
-    identity = request.environ.get(IDENTITY)
+    # The identity the request worked out, if it did (`request.caller`);
+    # asking for it now would ask the providers, and the database, again
+    # (the request may have failed because the database is away).
+    known = request.caller
+    identity = known.identity if known.known else None
     user_id = getattr(identity, "user_id", None) if identity is not None else None
     access_log.info("%s %s %d", request.method, route.pattern if route is not None else "-", status,
                     extra={"http": {"method": request.method,

@@ -115,17 +115,49 @@ ROLE_PRINCIPALS: dict[str, tuple[str, ...]] = {
 IdentityProvider = Callable[[Request], Identity | None]
 
 
-# Where the policy keeps the request's identity once it has worked it out.
-IDENTITY = "ehs.identity"
+class Caller:
+    """What the request knows of its caller: nothing yet, or the identity
+    the providers answered (None: nobody recognised). One per request
+    (`request.caller`, a reified request method: the style guide's rule,
+    per-request state goes through Pyramid's request methods, never parked
+    in request.environ), so a request run again by pyramid_retry, a new
+    request, asks the providers again."""
+
+    __slots__ = ("identity", "known")
+
+    def __init__(self) -> None:
+        self.known = False
+        self.identity: Identity | None = None
+
+    def settle(self, identity: Identity | None) -> None:
+        """The caller is `identity` for the rest of the request, whatever a
+        provider would answer (the outage page: nobody, with no database to
+        ask)."""
+        self.identity = identity
+        self.known = True
+
+
+def caller(request: Request) -> Caller:
+    """`request.caller` (reified): see `Caller`."""
+    return Caller()
 
 
 def identity_of(request: Request) -> Identity | None:
-    """`request.identity`, read from where the policy keeps it once it has
-    worked it out: Pyramid's property looks the policy up in the registry
-    on every call, and the incident page asks thirty-odd times (each
-    cached value of `ehs_core.refdata`, the menu, the layout)."""
-    environ = request.environ
-    return environ[IDENTITY] if IDENTITY in environ else request.identity
+    """The request's caller, asked of each registered identity provider in
+    turn on first use and kept in `request.caller`. `request.identity` gives
+    the same (the policy answers it from here), but Pyramid's property looks
+    the policy up in the registry on every call, and the incident page asks
+    thirty-odd times (each cached value of `ehs_core.refdata`, the menu, the
+    layout)."""
+    known = request.caller
+    if not known.known:
+        found = None
+        for provider in request.registry.get("identity_providers", []):
+            found = provider(request)
+            if found is not None:
+                break
+        known.settle(found)
+    return known.identity
 
 
 class SecurityPolicy:
@@ -135,15 +167,7 @@ class SecurityPolicy:
         self.helper = ACLHelper()
 
     def identity(self, request: Request) -> Identity | None:
-        cache = request.environ
-        if IDENTITY not in cache:
-            found = None
-            for provider in request.registry.get("identity_providers", []):
-                found = provider(request)
-                if found is not None:
-                    break
-            cache[IDENTITY] = found
-        return cache[IDENTITY]
+        return identity_of(request)
 
     def authenticated_userid(self, request: Request) -> int | None:
         identity = self.identity(request)
@@ -192,6 +216,7 @@ def add_identity_provider(config: Configurator, name: str, provider: IdentityPro
 
 def includeme(config: Configurator) -> None:
     config.add_directive("add_identity_provider", add_identity_provider)
+    config.add_request_method(caller, "caller", reify=True)
     config.set_security_policy(SecurityPolicy())
     config.set_root_factory(Root)
     # Deny by default: a view that forgets its permission is not public.

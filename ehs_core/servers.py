@@ -25,6 +25,10 @@ from typing import Any
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
+# Where `ForwardedClient` leaves the trusted proxy's own address once
+# REMOTE_ADDR names the client (read as `request.proxy_address`, intake.py).
+PROXY_ADDR = "ehs.proxy_addr"
+
 
 class ForwardedClient:
     """WSGI middleware: REMOTE_ADDR becomes the client a trusted proxy names.
@@ -67,7 +71,7 @@ class ForwardedClient:
         if forwarded and peer:
             client = self.client(peer, forwarded)
             if client != peer:
-                environ["ehs.proxy_addr"] = peer
+                environ[PROXY_ADDR] = peer
                 environ["REMOTE_ADDR"] = client
         return self.app(environ, start_response)
 

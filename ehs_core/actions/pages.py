@@ -181,7 +181,7 @@ def change_status(context: ActionContext, request: Request) -> Any:
         error = next(iter(errors_of(exc).values()), str(exc))
         request.response.status = 200 if htmx else getattr(exc, "status", 400)
     if htmx and from_list:
-        request.override_renderer = "actions/row.html"
+        request.override_renderer = "ehs_core:templates/actions/row.html"
         row = _rows(request, [(context.action, context.incident_context.incident)])[0]
         announce = None if error else request.localizer.translate("Status changed to %(status)s.") % {
             "status": request.localizer.translate(ActionStatus(context.action.status).replace("_", " ")
@@ -190,7 +190,7 @@ def change_status(context: ActionContext, request: Request) -> Any:
                 role_at_least(request.identity.role, Role.safety_manager),
                 "row_error": error, "announce": announce}
     if error:
-        request.override_renderer = "actions/detail.html"
+        request.override_renderer = "ehs_core:templates/actions/detail.html"
         return action_values(request, context) | {"errors": {"status": error}}
     if from_list:
         return HTTPFound(request.route_path("page.actions", _query={"notice": "saved"}))
@@ -282,7 +282,7 @@ def includeme(config: Configurator) -> None:
     incident_factory = "ehs_core.incidents.resources.incident_factory"
     factory = "ehs_core.actions.resources.action_factory"
     # The incident's actions on its page, a panel like any other (its template draws its own section).
-    config.add_incident_panel("actions", "actions/incident_actions.html", actions_panel,
+    config.add_incident_panel("actions", "ehs_core:templates/actions/incident_actions.html", actions_panel,
                               permission=Permission.view_incident, order=20, framed=False)
     config.add_route("page.incident_actions", PAGE + "/actions", factory=incident_factory)
     config.add_route("page.actions", "/actions")
@@ -292,16 +292,16 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.action_note", ACTION + "/note", factory=factory)
     view = config.add_view
     view(add_action, route_name="page.incident_actions", request_method="POST",
-         renderer="incidents/detail.html", permission=Permission.update_incident)
-    view(action_list, route_name="page.actions", request_method="GET", renderer="actions/list.html",
-         permission=Permission.signed_in)
+         renderer="ehs_core:templates/incidents/detail.html", permission=Permission.update_incident)
+    view(action_list, route_name="page.actions", request_method="GET",
+         renderer="ehs_core:templates/actions/list.html", permission=Permission.signed_in)
     view(verify_several, route_name="page.actions_verify", request_method="POST",
-         renderer="actions/list.html", permission=Permission.verify_actions)
-    view(action_page, route_name="page.action", request_method="GET", renderer="actions/detail.html",
-         permission=Permission.view_incident)
+         renderer="ehs_core:templates/actions/list.html", permission=Permission.verify_actions)
+    view(action_page, route_name="page.action", request_method="GET",
+         renderer="ehs_core:templates/actions/detail.html", permission=Permission.view_incident)
     view(change_status, route_name="page.action_status", request_method="POST",
-         renderer="actions/detail.html", permission=Permission.edit_action)
-    view(add_note, route_name="page.action_note", request_method="POST", renderer="actions/detail.html",
-         permission=Permission.comment_incident)
+         renderer="ehs_core:templates/actions/detail.html", permission=Permission.edit_action)
+    view(add_note, route_name="page.action_note", request_method="POST",
+         renderer="ehs_core:templates/actions/detail.html", permission=Permission.comment_incident)
     config.add_nav_item("actions", "Actions", "page.actions", permission=Permission.signed_in, order=25,
                         badge=actions_badge)

@@ -328,9 +328,9 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.oidc_start", "/sign-in/oidc")
     config.add_route("page.oidc_callback", oidc.CALLBACK_PATH)
     config.add_view(start_company_sign_in, route_name="page.oidc_start", request_method="GET",
-                    renderer="auth/sign_in.html", permission=PUBLIC)
+                    renderer="ehs_core:templates/auth/sign_in.html", permission=PUBLIC)
     config.add_view(company_sign_in_callback, route_name="page.oidc_callback", request_method="GET",
-                    renderer="auth/sign_in.html", permission=PUBLIC)
+                    renderer="ehs_core:templates/auth/sign_in.html", permission=PUBLIC)
     config.add_route("page.setup", "/setup")
     config.add_route("page.magic", "/auth/magic")
     config.add_route("page.reset", "/auth/reset")
@@ -342,35 +342,35 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.account_language", "/account/language")
     config.add_route("page.sign_out_everywhere", "/account/sign-out-everywhere")
     config.add_view(rename, route_name="page.account_name", request_method="POST",
-                    renderer="auth/account.html", permission=Permission.signed_in)
+                    renderer="ehs_core:templates/auth/account.html", permission=Permission.signed_in)
     config.add_view(sign_out_everywhere, route_name="page.sign_out_everywhere", request_method="POST",
                     permission=Permission.signed_in)
     view = config.add_view
-    view(sign_in_form, route_name="page.sign_in", request_method="GET", renderer="auth/sign_in.html",
-         permission=PUBLIC)
-    view(sign_in, route_name="page.sign_in", request_method="POST", renderer="auth/sign_in.html",
-         permission=PUBLIC)
+    view(sign_in_form, route_name="page.sign_in", request_method="GET",
+         renderer="ehs_core:templates/auth/sign_in.html", permission=PUBLIC)
+    view(sign_in, route_name="page.sign_in", request_method="POST",
+         renderer="ehs_core:templates/auth/sign_in.html", permission=PUBLIC)
     view(send_sign_in_link, route_name="page.sign_in_link", request_method="POST",
-         renderer="auth/sign_in.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/sign_in.html", permission=PUBLIC)
     view(sign_out, route_name="page.sign_out", request_method="POST", permission=PUBLIC)
-    view(setup_form, route_name="page.setup", request_method="GET", renderer="auth/setup.html",
-         permission=PUBLIC)
-    view(setup, route_name="page.setup", request_method="POST", renderer="auth/setup.html",
+    view(setup_form, route_name="page.setup", request_method="GET",
+         renderer="ehs_core:templates/auth/setup.html", permission=PUBLIC)
+    view(setup, route_name="page.setup", request_method="POST", renderer="ehs_core:templates/auth/setup.html",
          permission=PUBLIC)
     view(emailed_link_page("magic"), route_name="page.magic", request_method="GET",
-         renderer="auth/emailed_link.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/emailed_link.html", permission=PUBLIC)
     view(use_magic_link, route_name="page.magic", request_method="POST",
-         renderer="auth/emailed_link.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/emailed_link.html", permission=PUBLIC)
     view(emailed_link_page("reset"), route_name="page.reset", request_method="GET",
-         renderer="auth/emailed_link.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/emailed_link.html", permission=PUBLIC)
     view(use_reset_link, route_name="page.reset", request_method="POST",
-         renderer="auth/emailed_link.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/emailed_link.html", permission=PUBLIC)
     view(send_reset_link, route_name="page.reset_resend", request_method="POST",
-         renderer="auth/emailed_link.html", permission=PUBLIC)
+         renderer="ehs_core:templates/auth/emailed_link.html", permission=PUBLIC)
     view(mail_choices, route_name="page.account_mail", request_method="POST", permission=Permission.signed_in)
     view(change_language, route_name="page.account_language", request_method="POST",
          permission=Permission.signed_in)
-    view(account, route_name="page.account", request_method="GET", renderer="auth/account.html",
-         permission=Permission.signed_in)
+    view(account, route_name="page.account", request_method="GET",
+         renderer="ehs_core:templates/auth/account.html", permission=Permission.signed_in)
     view(change_password, route_name="page.password", request_method="POST",
-         renderer="auth/account.html", permission=Permission.signed_in)
+         renderer="ehs_core:templates/auth/account.html", permission=Permission.signed_in)

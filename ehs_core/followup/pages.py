@@ -31,7 +31,7 @@ from ehs_core.sites.services import site_timezone
 from ehs_core.ui.directives import panel_read
 from ehs_core.ui.forms import TEXT, errors_of, json_values
 
-TEMPLATES = "followup/"
+TEMPLATES = "ehs_core:templates/followup/"
 PANEL = "follow_up"
 # Not for search engines; the address is the key, so no other site gets it
 # (the layout's same-origin referrer policy), and nothing is cached.
@@ -170,6 +170,6 @@ def includeme(config: Configurator) -> None:
     config.add_view(qr_svg, route_name="page.follow_up_qr", request_method="GET",
                     permission=NO_PERMISSION_REQUIRED)
     config.add_view(team_write, route_name="page.incident_follow_up", request_method="POST",
-                    renderer="incidents/detail.html", permission=Permission.follow_up)
+                    renderer="ehs_core:templates/incidents/detail.html", permission=Permission.follow_up)
     config.add_incident_panel(PANEL, TEMPLATES + "panel.html", panel_values, permission=Permission.follow_up,
                               order=900, read=has_code_column)

@@ -110,7 +110,7 @@ def _answer(request: Request, context: IncidentContext, anchor: str, errors: dic
     """htmx: the workspace alone; a plain form: back to the page at the
     changed part, or the page with the errors next to their fields."""
     if request.headers.get("HX-Request") == "true":
-        request.override_renderer = "investigation/workspace.html"
+        request.override_renderer = "ehs_core:templates/investigation/workspace.html"
         if not errors:
             # What else on the page follows from the change (the next step's
             # moves and why one is held back) fetches itself again
@@ -120,7 +120,7 @@ def _answer(request: Request, context: IncidentContext, anchor: str, errors: dic
             "announce": announce if not errors else None, "fragment": True}
     if errors:
         request.response.status = 400
-        request.override_renderer = "incidents/detail.html"
+        request.override_renderer = "ehs_core:templates/incidents/detail.html"
         page = request.incident_page_values(context)
         return page | workspace_values(request, context, errors, values, focus)
     return HTTPFound(request.route_path("page.incident", number=context.incident.number,
@@ -197,8 +197,8 @@ def workspace_panel(request: Request, context: IncidentContext) -> dict[str, Any
 
 def includeme(config: Configurator) -> None:
     # The workspace on the incident page, a panel like any other (its template draws its own section).
-    config.add_incident_panel("investigation", "investigation/workspace.html", workspace_panel,
-                              permission=Permission.view_incident, order=10, framed=False)
+    config.add_incident_panel("investigation", "ehs_core:templates/investigation/workspace.html",
+                              workspace_panel, permission=Permission.view_incident, order=10, framed=False)
     factory = "ehs_core.incidents.resources.incident_factory"
     config.add_route("page.investigation", PAGE + "/investigation", factory=factory)
     config.add_route("page.root_causes", PAGE + "/root-causes", factory=factory)
@@ -207,5 +207,5 @@ def includeme(config: Configurator) -> None:
     manage = Permission.manage_investigation
     for view, route in ((save_investigation, "page.investigation"), (add_cause, "page.root_causes"),
                         (add_why, "page.root_cause_whys"), (remove_cause, "page.root_cause_remove")):
-        config.add_view(view, route_name=route, request_method="POST", renderer="incidents/detail.html",
-                        permission=manage)
+        config.add_view(view, route_name=route, request_method="POST",
+                        renderer="ehs_core:templates/incidents/detail.html", permission=manage)

@@ -103,10 +103,10 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.obligation_waive", r"/obligations/{id:\d{1,9}}/waive")
     view = config.add_view
     view(obligation_list, route_name="page.obligations", request_method="GET",
-         renderer="obligations/list.html", permission=Permission.signed_in)
+         renderer="ehs_core:templates/obligations/list.html", permission=Permission.signed_in)
     view(mark_done, route_name="page.obligation_done", request_method="POST",
-         renderer="obligations/list.html", permission=Permission.signed_in)
+         renderer="ehs_core:templates/obligations/list.html", permission=Permission.signed_in)
     view(waive, route_name="page.obligation_waive", request_method="POST",
-         renderer="obligations/list.html", permission=Permission.signed_in)
-    config.add_dashboard_card("obligations", "obligations/card.html", owed_card,
+         renderer="ehs_core:templates/obligations/list.html", permission=Permission.signed_in)
+    config.add_dashboard_card("obligations", "ehs_core:templates/obligations/card.html", owed_card,
                               permission=Permission.signed_in, order=5)

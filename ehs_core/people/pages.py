@@ -108,12 +108,12 @@ def _answer(request: Request, context: IncidentContext, anchor: str, errors: dic
     if errors:
         request.tm.doom()  # a refused form changes nothing
     if request.headers.get("HX-Request") == "true":
-        request.override_renderer = "people/panel.html"
+        request.override_renderer = "ehs_core:templates/people/panel.html"
         return panel_values(request, context, errors, values, None if errors else announce) | {
             "fragment": True}
     if errors:
         request.response.status = 400
-        request.override_renderer = "incidents/detail.html"
+        request.override_renderer = "ehs_core:templates/incidents/detail.html"
         return request.incident_page_values(context) | panel_values(request, context, errors, values)
     return HTTPFound(request.route_path("page.incident", number=context.incident.number,
                                         _query={"notice": "saved"}, _anchor=anchor))
@@ -181,7 +181,7 @@ def remove_person(context: IncidentContext, request: Request) -> Any:
 
 
 def includeme(config: Configurator) -> None:
-    config.add_incident_panel("people", "people/panel.html", people_panel,
+    config.add_incident_panel("people", "ehs_core:templates/people/panel.html", people_panel,
                               permission=Permission.view_incident, order=5, framed=False,
                               read=services.people_column)
     # The files offered as a statement's photo, read with the page too (as a
@@ -192,10 +192,10 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.person", PERSON, factory=factory)
     config.add_route("page.person_remove", PERSON + "/remove", factory=factory)
     config.add_view(add_person, route_name="page.people", request_method="POST",
-                    renderer="incidents/detail.html", permission=Permission.record_people)
+                    renderer="ehs_core:templates/incidents/detail.html", permission=Permission.record_people)
     config.add_view(edit_page, route_name="page.person", request_method="GET",
-                    renderer="people/edit.html", permission=Permission.record_people)
+                    renderer="ehs_core:templates/people/edit.html", permission=Permission.record_people)
     config.add_view(save_person, route_name="page.person", request_method="POST",
-                    renderer="people/edit.html", permission=Permission.record_people)
+                    renderer="ehs_core:templates/people/edit.html", permission=Permission.record_people)
     config.add_view(remove_person, route_name="page.person_remove", request_method="POST",
-                    renderer="incidents/detail.html", permission=Permission.remove_people)
+                    renderer="ehs_core:templates/incidents/detail.html", permission=Permission.remove_people)

@@ -141,16 +141,16 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.area", r"/admin/areas/{id:\d{1,9}}")
     view = config.add_view
     manage = Permission.manage_sites
-    view(site_list, route_name="page.sites", request_method="GET", renderer="sites/list.html",
-         permission=manage)
-    view(create_site, route_name="page.sites", request_method="POST", renderer="sites/list.html",
-         permission=manage)
-    view(show_site, route_name="page.site", request_method="GET", renderer="sites/site.html",
-         permission=manage)
-    view(update_site, route_name="page.site", request_method="POST", renderer="sites/site.html",
-         permission=manage)
-    view(add_area, route_name="page.site_areas", request_method="POST", renderer="sites/site.html",
-         permission=manage)
-    view(change_area, route_name="page.area", request_method="POST", renderer="sites/site.html",
-         permission=manage)
+    view(site_list, route_name="page.sites", request_method="GET",
+         renderer="ehs_core:templates/sites/list.html", permission=manage)
+    view(create_site, route_name="page.sites", request_method="POST",
+         renderer="ehs_core:templates/sites/list.html", permission=manage)
+    view(show_site, route_name="page.site", request_method="GET",
+         renderer="ehs_core:templates/sites/site.html", permission=manage)
+    view(update_site, route_name="page.site", request_method="POST",
+         renderer="ehs_core:templates/sites/site.html", permission=manage)
+    view(add_area, route_name="page.site_areas", request_method="POST",
+         renderer="ehs_core:templates/sites/site.html", permission=manage)
+    view(change_area, route_name="page.area", request_method="POST",
+         renderer="ehs_core:templates/sites/site.html", permission=manage)
     config.add_nav_item("sites", "Sites", "page.sites", permission=manage, order=82)

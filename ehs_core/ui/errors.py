@@ -24,8 +24,8 @@ PAGE_PATHS = r"^/(?!api(/|$)|static/)"
 
 
 def error_page(request: Request, status: int, title: str, message: str) -> Response:
-    response = render_to_response("ui/error.html", {"status": status, "title": title, "message": message},
-                                  request=request)
+    response = render_to_response("ehs_core:templates/ui/error.html",
+                                  {"status": status, "title": title, "message": message}, request=request)
     response.status = status
     return response
 
@@ -77,13 +77,12 @@ def page_database_error(exc: Exception, request: Request) -> Response:
     """The same for a page: a person's browser gets the error page, not JSON."""
     if not database_unreachable(exc):
         return page_server_error(exc, request)
-    from ehs_core.security import IDENTITY
-
     log_unreachable(exc, request.method, request.path_info)
     # Without the database nobody can be recognised: the page is the one a
-    # signed-out visitor gets (the security policy's cached answer, which
-    # the layout reads, set to "nobody" so it asks the database no more).
-    request.environ[IDENTITY] = None
+    # signed-out visitor gets (the security policy's answer for this
+    # request, which the layout reads, settled as "nobody" so it asks the
+    # database no more).
+    request.caller.settle(None)
     translate = request.localizer.translate
     response = error_page(request, 503, translate("Temporarily unavailable"),
                           translate("The service cannot reach its database just now. Nothing you sent "

@@ -55,5 +55,5 @@ def first_steps_card(request: Request) -> dict[str, Any] | None:
 
 def includeme(config: Configurator) -> None:
     config.add_directive("add_first_step", add_first_step)
-    config.add_dashboard_card("first_steps", "ui/first_steps.html", first_steps_card,
+    config.add_dashboard_card("first_steps", "ehs_core:templates/ui/first_steps.html", first_steps_card,
                               permission=Permission.manage_users, order=1)

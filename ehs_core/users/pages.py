@@ -106,12 +106,12 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.user", USER)
     config.add_route("page.user_invitation", USER + "/invitation")
     view = config.add_view
-    view(user_list, route_name="page.users", request_method="GET", renderer="users/list.html",
-         permission=Permission.list_users)
-    view(invite_user, route_name="page.users", request_method="POST", renderer="users/list.html",
-         permission=Permission.manage_users)
-    view(change_user, route_name="page.user", request_method="POST", renderer="users/list.html",
-         permission=Permission.manage_users)
+    view(user_list, route_name="page.users", request_method="GET",
+         renderer="ehs_core:templates/users/list.html", permission=Permission.list_users)
+    view(invite_user, route_name="page.users", request_method="POST",
+         renderer="ehs_core:templates/users/list.html", permission=Permission.manage_users)
+    view(change_user, route_name="page.user", request_method="POST",
+         renderer="ehs_core:templates/users/list.html", permission=Permission.manage_users)
     view(resend_invitation, route_name="page.user_invitation", request_method="POST",
-         renderer="users/list.html", permission=Permission.manage_users)
+         renderer="ehs_core:templates/users/list.html", permission=Permission.manage_users)
     config.add_nav_item("people", "People", "page.users", permission=Permission.list_users, order=80)

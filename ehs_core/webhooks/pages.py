@@ -86,13 +86,13 @@ def includeme(config: Configurator) -> None:
     config.add_route("page.webhook", ENDPOINT)
     config.add_route("page.webhook_delete", ENDPOINT + "/delete")
     view = config.add_view
-    view(webhook_list, route_name="page.webhooks", request_method="GET", renderer="webhooks/list.html",
-         permission=ADMIN)
-    view(add_endpoint, route_name="page.webhooks", request_method="POST", renderer="webhooks/list.html",
-         permission=ADMIN)
+    view(webhook_list, route_name="page.webhooks", request_method="GET",
+         renderer="ehs_core:templates/webhooks/list.html", permission=ADMIN)
+    view(add_endpoint, route_name="page.webhooks", request_method="POST",
+         renderer="ehs_core:templates/webhooks/list.html", permission=ADMIN)
     view(endpoint_deliveries, route_name="page.webhook", request_method="GET",
-         renderer="webhooks/deliveries.html", permission=ADMIN)
-    view(change_endpoint, route_name="page.webhook", request_method="POST", renderer="webhooks/list.html",
-         permission=ADMIN)
+         renderer="ehs_core:templates/webhooks/deliveries.html", permission=ADMIN)
+    view(change_endpoint, route_name="page.webhook", request_method="POST",
+         renderer="ehs_core:templates/webhooks/list.html", permission=ADMIN)
     view(remove_endpoint, route_name="page.webhook_delete", request_method="POST", permission=ADMIN)
     config.add_nav_item("webhooks", "Webhooks", "page.webhooks", permission=ADMIN, order=84)

@@ -12,8 +12,11 @@ ROOT = "ehs_plugins.osha.views.OshaRoot"
 
 
 def includeme(config: Configurator) -> None:
+    from ehs_plugins.osha.services import osha_case_counts, osha_cases_read
     from ehs_plugins.osha.views import injured_count, injured_count_column
 
+    config.add_request_method(osha_cases_read, "osha_cases_read", reify=True)
+    config.add_request_method(osha_case_counts, "osha_case_counts", reify=True)
     config.add_migrations("osha", "ehs_plugins.osha:migrations/versions")
     config.add_incident_section("injuredCount", column=injured_count_column, decode=injured_count,
                                 fresh=lambda: 0)

@@ -112,15 +112,24 @@ def list_cases(request: Request, incident: Incident) -> list[InjuryCase]:
         InjuryCase.incident_id == incident.id).order_by(InjuryCase.sequence)).scalars())
 
 
-# What this request has read of incidents' cases and counts, by incident id:
-# the incident page shows them twice (the detail's count, the panel).
-READ = "ehs.osha.cases_read"
-COUNTED = "ehs.osha.counted"
+def osha_cases_read(request: Request) -> dict[int, list[InjuryCase]]:
+    """`request.osha_cases_read` (reified): the incidents' cases this
+    request has read, by incident id: the incident page shows them twice
+    (the detail's count, the panel). A request attribute, new with each
+    attempt pyramid_retry makes (the style guide: per-request state goes
+    through Pyramid's request methods, never parked in request.environ)."""
+    return {}
+
+
+def osha_case_counts(request: Request) -> dict[int, int]:
+    """`request.osha_case_counts` (reified): how many cases each incident
+    has, as this request has read them (see `osha_cases_read`)."""
+    return {}
 
 
 def cases_of(request: Request, incident: Incident) -> list[InjuryCase]:
     """`list_cases`, read once per request (forgotten when a case changes)."""
-    read = request.environ.setdefault(READ, {})
+    read = request.osha_cases_read
     if incident.id not in read:
         read[incident.id] = list_cases(request, incident)
     return read[incident.id]
@@ -142,7 +151,7 @@ def cases_to_show(request: Request, incident: Incident,
     them (`cases_of`) or is not a GET (its own changes may not be written
     yet: the ORM writes them before it reads). `read`: (True, the
     `cases_column` value) when the page read them with the incident."""
-    if incident.id in request.environ.get(READ, {}) or request.method != "GET":
+    if incident.id in request.osha_cases_read or request.method != "GET":
         return cases_of(request, incident)
     found, value = read
     if found:
@@ -189,7 +198,7 @@ def decode_cases(value: Any) -> list[LoggedCase]:
 def counts_of(request: Request, incidents: list[Incident]) -> dict[int, int]:
     """How many cases each incident has (the injured count everyone who
     may see the incident sees), read once per request."""
-    counted = request.environ.setdefault(COUNTED, {})
+    counted = request.osha_case_counts
     wanted = [i.id for i in incidents if i.id not in counted]
     if wanted:
         found = dict(request.dbsession.execute(
@@ -200,8 +209,9 @@ def counts_of(request: Request, incidents: list[Incident]) -> dict[int, int]:
 
 
 def forget_read(request: Request) -> None:
-    request.environ.pop(READ, None)
-    request.environ.pop(COUNTED, None)
+    """A case changed: what the request read of cases and counts is read again."""
+    request.osha_cases_read.clear()
+    request.osha_case_counts.clear()
 
 
 def create_case(request: Request, number: int, data: dict[str, Any]) -> tuple[InjuryCase, Incident]:

@@ -85,7 +85,7 @@ def injured_count_column() -> ColumnElement[int]:
 def injured_count(request: Request, incident: Incident, value: int | None) -> int:
     """The only case figure shown to everyone who may see the incident;
     kept for the incident page's panel (`services.counts_of`)."""
-    request.environ.setdefault(services.COUNTED, {})[incident.id] = value or 0
+    request.osha_case_counts[incident.id] = value or 0
     return value or 0
 
 

@@ -56,20 +56,32 @@ def test_a_transaction_left_open_on_an_autocommit_read_is_rolled_back_when_it_en
 
 
 def test_a_request_run_again_forgets_what_its_failed_attempt_read(registry):
-    """pyramid_retry runs a failed request again with the same environ: the
-    caches of the first attempt (the workflow's moves of an incident, the
-    columns read with its sections, a plugin's pending tallies) go, so the
-    next attempt checks a transition against the incident as it is then;
-    what the WSGI server put there (the proxy's address) stays."""
-    from pyramid.request import Request
-    from pyramid_retry import BeforeRetry
+    """pyramid_retry runs a failed request again with the same environ, as a
+    new request: what the first attempt read and decided (its caller, the
+    workflow's moves of an incident, reference data it wrote, a plugin's
+    cases) lives on that request, so the next attempt reads it all again,
+    and checks a transition against the incident as it is then; what the
+    WSGI server put in the environ (the proxy's address) stays."""
+    from pyramid.request import Request, apply_request_extensions
 
-    request = Request.blank("/api/incidents/1/transitions", method="POST")
-    request.registry = registry
-    request.environ.update({"ehs.workflow.moves": {(1, "investigation"): []},
-                            "ehs.incident_columns.read": {("timeline.comments", 1): "[]"},
-                            "ehs.analytics.pending": object(), "ehs.proxy_addr": "10.0.0.7"})
-    registry.notify(BeforeRetry(request, RuntimeError("serialization failure")))
-    assert not [key for key in request.environ if key.startswith("ehs.") and key != "ehs.proxy_addr"]
-    assert request.environ["ehs.proxy_addr"] == "10.0.0.7"
-    assert request.environ["PATH_INFO"] == "/api/incidents/1/transitions"
+    environ = Request.blank("/api/incidents/1/transitions", method="POST").environ
+    environ["ehs.proxy_addr"] = "10.0.0.7"
+
+    def attempt() -> Request:
+        request = Request(environ)
+        request.registry = registry
+        apply_request_extensions(request)
+        return request
+
+    first = attempt()
+    first.caller.settle(None)
+    first.workflow_moves[(1, "investigation")] = []
+    first.reference_data_changed = True
+    first.osha_cases_read[1] = []
+    second = attempt()
+    assert not second.caller.known
+    assert second.workflow_moves == {}
+    assert second.reference_data_changed is False
+    assert second.osha_cases_read == {}
+    assert second.proxy_address == "10.0.0.7"
+    assert [key for key in environ if key.startswith("ehs.")] == ["ehs.proxy_addr"]

@@ -503,6 +503,89 @@ def test_no_module_imports_a_private_name_of_another_package():
     assert offenders == {}
 
 
+# WSGI-level code that runs before a Pyramid request exists, for which the
+# environ is the only channel (`servers.ForwardedClient`; intake.py's body
+# handling for pyramid_retry); the analytics plugin's pending tallies are
+# another issue's (#34 leaves ehs_plugins/analytics to its owner).
+ENVIRON_WRITERS = {"ehs_core/servers.py", "ehs_core/intake.py", "ehs_plugins/analytics/tallies.py"}
+
+
+def environ_writes(source: str) -> list[str]:
+    """Writes into a request's WSGI environ (`request.environ[key] = …`,
+    `environ.setdefault(key, …)`, `.update({key: …})`) under a key that is an
+    "ehs." string, or a name this module's constants do not resolve to a
+    string (whose value the check cannot see). `os.environ` is the
+    process's, not a request's."""
+    tree = ast.parse(source)
+    constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                 for target in node.targets if isinstance(target, ast.Name)}
+
+    def is_environ(node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id == "environ"
+        return (isinstance(node, ast.Attribute) and node.attr == "environ"
+                and not (isinstance(node.value, ast.Name) and node.value.id == "os"))
+
+    def parked(key: ast.AST | None) -> bool:
+        if isinstance(key, ast.Constant):
+            return isinstance(key.value, str) and key.value.startswith("ehs.")
+        if isinstance(key, ast.Name) and key.id in constants:
+            return constants[key.id].startswith("ehs.")
+        return True
+
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and is_environ(node.value)
+                and parked(node.slice)):
+            found.append(f"line {node.lineno}: environ[{ast.unparse(node.slice)}] =")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and is_environ(node.func.value) and node.func.attr in ("setdefault", "update", "__setitem__")):
+            keys = node.args[:1] if node.func.attr != "update" else (
+                node.args[0].keys if node.args and isinstance(node.args[0], ast.Dict) else [None])
+            keys = [*keys, *(ast.Constant(k.arg) if k.arg else None for k in node.keywords)]
+            if any(parked(key) for key in keys):
+                found.append(f"line {node.lineno}: environ.{node.func.attr}(…)")
+    return found
+
+
+def test_the_environ_check_recognises_every_way_of_parking_state():
+    source = textwrap.dedent("""
+        import os
+        READ = "ehs.osha.cases_read"
+        PATH = "PATH_INFO"
+        request.environ["ehs.identity"] = None
+        request.environ[READ] = {}
+        found = request.environ[services.COUNTED] = {}
+        request.environ.setdefault(READ, {})
+        event.environ.update({"ehs.refdata.changed": True})
+        environ = request.environ
+        environ["ehs.origin_missing"] = True
+        request.environ["wsgi.input"] = None
+        request.environ[PATH] = "/"
+        request.environ.get(READ)
+        os.environ["EHS_PLUGINS"] = "osha"
+    """)
+    assert environ_writes(source) == [
+        "line 5: environ['ehs.identity'] =", "line 6: environ[READ] =",
+        "line 7: environ[services.COUNTED] =", "line 8: environ.setdefault(…)", "line 9: environ.update(…)",
+        "line 11: environ['ehs.origin_missing'] ="]
+
+
+def test_no_module_parks_per_request_state_in_the_environ():
+    """Per-request state goes through Pyramid's request methods
+    (`config.add_request_method(..., reify=True)`), never parked in
+    request.environ (style.md, "Speed without a second framework"; issue
+    #34): a request attribute is new with each attempt pyramid_retry makes,
+    and says where it is made. Only WSGI-level code before a Pyramid request
+    exists writes the environ, read back through a request method
+    (`request.proxy_address`)."""
+    offenders = {name: found for path in source_modules()
+                 if (name := str(path.relative_to(ROOT))) not in ENVIRON_WRITERS
+                 and (found := environ_writes(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+
+
 def declared_requirements() -> dict[str, str]:
     """{normalised distribution name: its version specifier} of every
     requirement in pyproject.toml (the service's and its extras')."""
