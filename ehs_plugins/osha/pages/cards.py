@@ -57,14 +57,15 @@ def records_card(request: Request) -> dict[str, Any]:
     base = (select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
             .where(Incident.organization_id == org))
     # Recordable cases of the year missing fields (`InjuryCase.incomplete`,
-    # set from `missing_fields` with each decision, partial index): counted
-    # in SQL and five named, the oldest first and always the same five
-    # (issue #42 item 2: the card loaded every recordable case of the year,
-    # 5,216 at 100,000 incidents, to check their fields).
+    # set from `missing_fields` with each decision): counted in SQL and five
+    # named, the oldest first and always the same five. The condition is the
+    # column itself, as the partial index `ix_osha_cases_incomplete` states
+    # it: PostgreSQL does not prove `incomplete IS TRUE` implies it, and
+    # read every case instead of the index.
     missing_cases = (select(InjuryCase.id, InjuryCase.sequence, Incident.number)
                      .join(Incident, Incident.id == InjuryCase.incident_id)
                      .where(Incident.organization_id == org, Incident.occurred_at >= start,
-                            InjuryCase.incomplete.is_(True)))
+                            InjuryCase.incomplete))
     missing = request.dbsession.execute(
         missing_cases.order_by(Incident.occurred_at, InjuryCase.id).limit(5)).all()
     missing_count = request.dbsession.execute(
