@@ -20,23 +20,22 @@ from ehs_core.errors import DomainError
 from ehs_core.sites.models import Site
 from ehs_core.ui.forms import OPTIONAL_TEXT, errors_of, json_values
 from ehs_core.users.models import Organization
-from ehs_plugins.osha.cases import missing_fields
+from ehs_plugins.osha.cases import LoggedCase, LoggedIncident, missing_fields
 from ehs_plugins.osha.certification import (
     certification_json,
     certification_of,
     certify,
     missing_certification,
 )
-from ehs_plugins.osha.checks import checks
 from ehs_plugins.osha.hours import save_hours
 from ehs_plugins.osha.log import (
     PAGE_COLUMNS,
     SiteYear,
-    active_site_names,
     load,
     load_months,
     load_totals,
-    log_json,
+    log_row,
+    missing_establishment_fields,
 )
 from ehs_plugins.osha.pages import ROOT, TEMPLATES, labels
 from ehs_plugins.osha.recordability import MAX_DAYS
@@ -47,6 +46,10 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "October", "November", "December")
 ESTABLISHMENT_LABELS = {"ein": "EIN", "streetAddress": "Street address", "city": "City", "state": "State",
                         "zip": "ZIP code", "naicsCode": "NAICS code"}
+# Cases a page of the 300 Log shows (issue #34): a busy establishment's
+# year is more than a person reads on one screen; the print-ready page and
+# the PDF hold them all.
+LOG_PAGE_SIZE = 100
 CERTIFICATION_LABELS = {"executiveName": "Company executive's name", "executiveTitle": "Title",
                         "phone": "Phone", "certifiedOn": "Date certified"}
 
@@ -113,35 +116,50 @@ def establishment(site: Site) -> list[tuple[str, str | None]]:
             ("EIN", site.ein)]
 
 
-def log_rows(request: Request, item: SiteYear, data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The log's rows with what the page adds: the incident's number (for
-    the link), the case's missing fields and whether the 180-day cap binds
-    (`data`: the item's `log_json`, when already made)."""
-    data = data or log_json(item)
+def log_rows(request: Request, item: SiteYear,
+             cases: list[tuple[LoggedCase, LoggedIncident]] | None = None) -> list[dict[str, Any]]:
+    """The log's rows (`log.log_row`) with what the page adds: the
+    incident's number (for the link), the case's missing fields and whether
+    the 180-day cap binds; of `cases` (a page of them), else of every case."""
     rows = []
-    for row, (case, incident) in zip(data["rows"], item.cases, strict=True):
+    for case, incident in item.cases if cases is None else cases:
+        row = log_row(item, case, incident)
         rows.append({**row, "incidentNumber": incident.number, "missing": missing_fields(case),
                      "capped": row["daysAway"] + row["daysRestricted"] >= MAX_DAYS})
     return rows
 
 
+def page_number(request: Request, pages: int) -> int:
+    """The page asked for (`page`), within 1..`pages`."""
+    raw = request.GET.get("page", "")
+    return min(int(raw), pages) if raw.isdigit() and 0 < len(raw) <= 6 and int(raw) else 1
+
+
 def log_values(request: Request, choice: Choice) -> dict[str, Any]:
+    """The 300 Log page: one page of the site-year's cases (`LOG_PAGE_SIZE`,
+    in the log's order), the totals of all of them and every case still
+    missing fields. The print-ready page and the PDF hold the whole log."""
     values: dict[str, Any] = {**choice.values(), **labels(request), "item": None}
     if choice.site is None:
         return values
     item = load(request.dbsession, request.registry, [choice.site], choice.year, PAGE_COLUMNS)[0]
-    data = log_json(item)
+    pages = max(1, -(-len(item.cases) // LOG_PAGE_SIZE))
+    page = page_number(request, pages)
+    first = (page - 1) * LOG_PAGE_SIZE
+    shown = item.cases[first:first + LOG_PAGE_SIZE]
     cert = certification_of(request.dbsession, choice.site, choice.year)
-    found = checks(item, active_site_names(request), company_name(request))
     months_missing = [MONTHS[m - 1] for m in range(1, 13)
                       if m not in item.months or item.months[m].hours is None]
-    return {**values, "item": item, "data": data, "rows": log_rows(request, item, data),
+    incomplete = [{"caseId": case.id, "caseNumber": case.case_number, "missing": missing}
+                  for case, _ in item.cases if (missing := missing_fields(case))]
+    return {**values, "item": item, "totals": item.totals, "rows": log_rows(request, item, shown),
+            "page": page, "pages": pages, "cases_count": len(item.cases), "incomplete": incomplete,
+            "first_shown": first + 1, "last_shown": first + len(shown),
             "establishment": establishment(choice.site),
-            "missing_establishment": [ESTABLISHMENT_LABELS[n] for n in data["missingEstablishmentFields"]],
+            "missing_establishment": [ESTABLISHMENT_LABELS[n]
+                                      for n in missing_establishment_fields(choice.site)],
             "months_missing": months_missing,
             "missing_certification": [CERTIFICATION_LABELS[n] for n in missing_certification(cert)],
-            "certification": certification_json(cert), "checks": found,
-            "errors_count": sum(1 for f in found if f["level"] == "error"),
             "zone": choice.site.timezone, "max_days": MAX_DAYS, "type_columns": TYPE_COLUMNS}
 
 

@@ -155,6 +155,35 @@ def test_the_300_log_masks_privacy_cases_and_totals(manager, site):
     assert "300A certification:" in page.text  # not certified yet
 
 
+def test_the_300_log_page_shows_its_cases_a_page_at_a_time_with_the_whole_years_totals(
+        manager, site, monkeypatch):
+    """Issue #34: a busy site-year's log is shown a page of cases at a time,
+    in the log's order; the totals and the cases missing fields are those of
+    every case, on each page, as the whole log's (the print-ready page)."""
+    from ehs_plugins.osha.pages import records
+
+    monkeypatch.setattr(records, "LOG_PAGE_SIZE", 2)
+    days = (3, 1, 2)
+    for day in days:
+        recorded(manager, site, f"Person {day}", occurred_at=f"{YEAR}-03-{day:02d}T09:00:00-05:00",
+                 daysAwayFromWork=True, daysAway=day, caseType="injury",
+                 **({**FORM_301} if day != 2 else {}))
+    whole = manager.get("/osha/log/print", {"siteId": site, "year": YEAR}).text
+    first = manager.get("/osha/log", {"siteId": site, "year": YEAR}).text
+    second = manager.get("/osha/log", {"siteId": site, "year": YEAR, "page": 2}).text
+    assert first.index("Person 1") < first.index("Person 2") and "Person 3" not in first
+    assert "Person 3" in second and "Person 1" not in second and "Person 2" not in second
+    assert "Cases 1 to 2 of 3" in first and "Cases 3 to 3 of 3" in second
+    assert 'rel="next"' in first and "page=2" in first and 'rel="prev"' in second
+    assert manager.get("/osha/log", {"siteId": site, "year": YEAR, "page": 9}).text.count("Person 3") == 1
+    for page in (first, second):
+        assert 'data-total="H">3<' in page and 'data-total="K">6<' in page and 'data-total="M1">3<' in page
+    # Person 2's case lacks the Form 301 fields: listed on both pages.
+    missing = re.findall(r"Case (INC-[\d-]+):", unescape(first))
+    assert missing == re.findall(r"Case (INC-[\d-]+):", unescape(second)) and len(missing) == 1
+    assert missing[0] in unescape(whole) and missing[0] in unescape(first)
+
+
 def test_the_300a_certification_is_saved_from_the_page(manager, site):
     page = manager.get("/osha/summary", {"siteId": site, "year": YEAR})
     form = post_form(page, "/osha/summary")
