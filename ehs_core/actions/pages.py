@@ -115,12 +115,17 @@ def action_list(request: Request) -> dict[str, Any]:
         query["filter"] = ActionFilter.open
     if query["scope"] == Scope.all and not can_see_all:
         query["scope"] = Scope.mine
-    total = services.count_actions(request, query["scope"], query["filter"])
-    pages = max(1, -(-total // PAGE_SIZE))
     raw_page = request.GET.get("page", "")
-    page = min(int(raw_page), pages) if raw_page.isdigit() and 0 < len(raw_page) <= 6 and int(raw_page) else 1
-    rows = _rows(request, services.list_actions(request, query["scope"], query["filter"], PAGE_SIZE,
-                                                (page - 1) * PAGE_SIZE))
+    page = int(raw_page) if raw_page.isdigit() and 0 < len(raw_page) <= 6 and int(raw_page) else 1
+    pairs, total = services.actions_page(request, query["scope"], query["filter"], PAGE_SIZE,
+                                         (page - 1) * PAGE_SIZE)
+    if not pairs and page > 1:  # past the end: the last page
+        total = services.count_actions(request, query["scope"], query["filter"])
+        page = max(1, -(-total // PAGE_SIZE))
+        pairs, total = services.actions_page(request, query["scope"], query["filter"], PAGE_SIZE,
+                                             (page - 1) * PAGE_SIZE)
+    pages = max(1, -(-total // PAGE_SIZE))
+    rows = _rows(request, pairs)
     verifier = role_at_least(request.identity.role, Role.safety_manager)
     return {"rows": rows, "scope": query["scope"], "filter": query["filter"], "can_see_all": can_see_all,
             "filters": FILTERS, "total": total, "page": page, "pages": pages,

@@ -173,6 +173,38 @@ def test_the_list_pages_fifty_at_a_time_in_due_date_order(team, number, dbsessio
         titles(first)
 
 
+def test_each_tabs_total_is_the_count_of_its_actions(team, number, dbsession):
+    """The heading's total, read with the page's rows (issue #34), is the
+    plain count of the tab's actions, on every page and for each tab."""
+    import datetime as dt
+
+    from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
+    from ehs_core.incidents.models import Incident
+
+    incident_id = dbsession.query(Incident.id).filter(Incident.number == number).scalar()
+    today = dt.date.today()
+    statuses = [ActionStatus.open, ActionStatus.in_progress, ActionStatus.done, ActionStatus.verified,
+                ActionStatus.cancelled]
+    made = [CorrectiveAction(incident_id=incident_id, title=f"Step {n:02d}", status=statuses[n % 5],
+                             due_date=today + dt.timedelta(days=n - 40) if n % 7 else None)
+            for n in range(130)]
+    dbsession.add_all(made)
+    dbsession.flush()
+    expected = {
+        "open": sum(a.status in PENDING for a in made),
+        "overdue": sum(a.status in PENDING and a.due_date is not None and a.due_date < today for a in made),
+        "awaiting_verification": sum(a.status == ActionStatus.done for a in made),
+        "done": sum(a.status in (ActionStatus.done, ActionStatus.verified) for a in made),
+        "all": len(made),
+    }
+    for tab, count in expected.items():
+        pages = -(-count // 50)
+        for page in range(1, pages + 1):
+            shown = team["supervisor"].get("/actions", {"scope": "all", "filter": tab, "page": page})
+            assert f"{count} actions" in shown.text
+            assert len(titles(shown)) == min(50, count - (page - 1) * 50)
+
+
 def test_the_assignee_marks_it_done_with_a_photo_and_a_note_that_the_verifier_sees(team, number):
     """Issue #36 item 13: evidence sent with "Mark as done" is kept as the
     action's, shown on its page and in the verification list."""
