@@ -57,20 +57,22 @@ def records_card(request: Request) -> dict[str, Any]:
     base = (select(InjuryCase, Incident).join(Incident, Incident.id == InjuryCase.incident_id)
             .where(Incident.organization_id == org))
     # Recordable cases of the year missing fields (`InjuryCase.incomplete`,
-    # set from `missing_fields` with each decision): counted in SQL and five
-    # named, the oldest first and always the same five. The condition is the
-    # column itself, as the partial index `ix_osha_cases_incomplete` states
-    # it: PostgreSQL does not prove `incomplete IS TRUE` implies it, and
-    # read every case instead of the index.
-    missing_cases = (select(InjuryCase.id, InjuryCase.sequence, Incident.number)
-                     .join(Incident, Incident.id == InjuryCase.incident_id)
-                     .where(Incident.organization_id == org, Incident.occurred_at >= start,
-                            InjuryCase.incomplete))
+    # set from `missing_fields` with each decision): the five oldest named,
+    # always the same five, and all of them counted, in one statement (a
+    # window count over the matches found first: OFFSET 0 keeps PostgreSQL
+    # from walking the occurred index case by case for five, as if it did not
+    # need them all). The condition is the column itself, as the partial
+    # index `ix_osha_cases_incomplete` states it: PostgreSQL does not prove
+    # `incomplete IS TRUE` implies it, and read every case instead.
+    incomplete = (select(InjuryCase.id, InjuryCase.sequence, Incident.number, Incident.occurred_at)
+                  .join(Incident, Incident.id == InjuryCase.incident_id)
+                  .where(Incident.organization_id == org, Incident.occurred_at >= start,
+                         InjuryCase.incomplete)
+                  .offset(0).subquery())
     missing = request.dbsession.execute(
-        missing_cases.order_by(Incident.occurred_at, InjuryCase.id).limit(5)).all()
-    missing_count = request.dbsession.execute(
-        select(func.count()).select_from(missing_cases.subquery())).scalar_one() \
-        if len(missing) == 5 else len(missing)  # fewer than five: all of them
+        select(incomplete.c.id, incomplete.c.sequence, incomplete.c.number, func.count().over())
+        .order_by(incomplete.c.occurred_at, incomplete.c.id).limit(5)).all()
+    missing_count = missing[0][3] if missing else 0
     # Direct reports still owed: a severe answer, not yet reported.
     severe = request.dbsession.execute(base.where(
         InjuryCase.reported_to_osha_at.is_(None), InjuryCase.work_related.is_not(False),
@@ -92,26 +94,25 @@ def records_card(request: Request) -> dict[str, Any]:
                  "zone": zones.get(row.site_id)} for row in access.open_requests(request)]
     # Injuries and illnesses of this year with no case yet (issue #36 item
     # 11): each may start a 1904.39 clock and must be decided within 7 days
-    # (1904.29(b)(3)); counted in SQL, five shown, the newest first.
-    # Read from `ix_osha_incidents_injured` (the year's injuries and
-    # illnesses, index only): counted first, and the five read only when
-    # some are, from the few found (OFFSET 0: a walk down the number index
-    # for five read every incident of the organization when none matched).
-    no_case = (select(Incident.id, Incident.number).where(
+    # (1904.29(b)(3)); the five newest shown and all counted, in one
+    # statement, from `ix_osha_incidents_injured` (the year's injuries and
+    # illnesses, index only). OFFSET 0 keeps the matches found first: a walk
+    # down the number index for five read every incident of the organization
+    # when none matched.
+    found = (select(Incident.id, Incident.number).where(
         Incident.organization_id == org, Incident.type.in_([constant(kind) for kind in INJURED]),
         Incident.occurred_at >= start,
-        ~select(InjuryCase.id).where(InjuryCase.incident_id == Incident.id).exists()))
-    uncased_count = request.dbsession.execute(select(func.count()).select_from(
-        no_case.subquery())).scalar_one()
-    found = no_case.offset(0).subquery()
-    uncased = request.dbsession.execute(select(found.c.id, found.c.number).order_by(
-        found.c.number.desc()).limit(5)).all() if uncased_count else []
+        ~select(InjuryCase.id).where(InjuryCase.incident_id == Incident.id).exists())
+        .offset(0).subquery())
+    uncased = request.dbsession.execute(select(found.c.number, func.count().over()).order_by(
+        found.c.number.desc()).limit(5)).all()
+    uncased_count = uncased[0][1] if uncased else 0
     return {"posting": posting(today), "ita": ita_deadline(today), "record_year": year,
-            "uncased": [{"number": number, "reference": reference(number)} for _, number in uncased],
+            "uncased": [{"number": number, "reference": reference(number)} for number, _ in uncased],
             "uncased_count": uncased_count,
             "access": requests[:5], "access_count": len(requests),
             "missing": [{"case": {"id": case_id}, "number": numbered(number, sequence)}
-                        for case_id, sequence, number in missing], "missing_count": missing_count,
+                        for case_id, sequence, number, _ in missing], "missing_count": missing_count,
             "severe": due[:5], "severe_count": len(due)}
 
 

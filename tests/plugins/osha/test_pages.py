@@ -286,6 +286,24 @@ def test_an_injury_without_a_case_is_prompted_on_home_and_its_page(admin, make_u
     assert "has no injury case yet" not in unescape(manager.get("/").text)
 
 
+def test_home_counts_every_injury_without_a_case_and_names_the_five_newest(admin, make_user):
+    """Seven injuries and illnesses have no case: the card counts seven and
+    links the five newest (one statement reads both, issue #34); a hazard
+    without a case is not asked for."""
+    from html import unescape
+
+    from ehs_core.testing import new_site
+    from tests.core.workflow.support import report
+
+    site = new_site(admin)["id"]
+    hurt = [report(admin, site, type="injury" if n % 2 else "illness", title=f"Hurt {n}") for n in range(7)]
+    report(admin, site, type="hazard", title="Wet floor")
+    home = unescape(make_user("safety_manager").get("/").text)
+    assert "7 injuries or illnesses have no injury case yet" in home
+    shown = re.findall(r'/incidents/(\d+)#panel-osha_cases-title', home)
+    assert shown == [str(item["number"]) for item in reversed(hurt[2:])]
+
+
 def test_closing_an_injury_without_a_case_warns_and_asks_for_a_note(admin, make_user):
     """Issue #36 item 11: the Next step of an injury with no injury case
     warns beside "Move to Closed" and asks for a note; closing stays
