@@ -29,6 +29,7 @@ def home_badge(request: Request) -> int | ColumnElement[int] | None:
 
 def includeme(config: Configurator) -> None:
     config.add_route("home", "/")
-    config.add_view(home, route_name="home", renderer="ehs_core:templates/ui/home.html", permission=Permission.signed_in)
+    config.add_view(home, route_name="home", renderer="ehs_core:templates/ui/home.html",
+                    permission=Permission.signed_in)
     config.add_nav_item("home", "Home", "home", permission=Permission.signed_in, order=10,
                         badge=home_badge)
