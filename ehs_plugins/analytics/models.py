@@ -31,7 +31,7 @@ class Tally(Base):
     type, in one local month of the site, fall under one key of one figure
     (`kind`), with the sums that figure needs. Kept by `tallies` from the
     incidents' events, in the same transaction as the change; rebuilt by
-    `tallies.rebuild`.
+    `rebuild.rebuild`.
 
     kind      month                    k1 / k2                     n / total / closed
     count     of occurrence            - / -                       incidents / close µs / closed
@@ -79,7 +79,7 @@ class Tally(Base):
 class CountedIncident(Base):
     """What one incident adds to the tallies (its `state`: the counted
     fields and a summary of its root causes, actions and cases; see
-    `tallies.State`), and the site zone it was placed in. A change re-reads
+    `counted_state.State`), and the site zone it was placed in. A change re-reads
     the incident, computes its new state and moves the difference; this row
     is locked meanwhile, so concurrent changes of one incident queue."""
 

@@ -5,8 +5,8 @@ Nothing here converts time zones row by row. Local time is UTC plus an
 offset, and a zone's offset only changes at a few known instants, so Python
 works out the offsets of a period from the zone data (zoneinfo) and hands
 them to SQL as a CASE over the UTC column (`offset_spans`, `offset_case`).
-This is much cheaper than PostgreSQL's `timezone(zone, column)` per row,
-and gives SQLite, which has no zone data, the same real IANA zones."""
+No row is converted with PostgreSQL's `timezone(zone, column)`, and SQLite,
+which has no zone data, gets the same real IANA zones."""
 
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ def offset_case(column: Any, spans: Sequence[tuple[Any, int]]) -> ColumnElement:
 
 def epoch(column: Any, dialect: str) -> ColumnElement:
     """Seconds since 1970 of a UTC timestamp column. On PostgreSQL a double
-    (date_part; exact to the microsecond for dates before about 2250, and
-    several times cheaper than EXTRACT's numeric), on SQLite whole seconds."""
+    (date_part, not EXTRACT's numeric; exact to the microsecond for dates
+    before about 2250), on SQLite whole seconds."""
     if dialect == "postgresql":
         return func.date_part(literal_column("'epoch'"), column, type_=Float)
     return cast(func.strftime("%s", column), Integer)
@@ -156,7 +156,7 @@ def bucket_index(column: Any, dialect: str, starts: Sequence[dt.datetime]) -> Co
 def micros_between(later: Any, earlier: Any, dialect: str) -> ColumnElement:
     """Whole microseconds from `earlier` to `later` (two UTC timestamp
     columns), exact, so sums of close times add up to the same total in any
-    order (and to what `tallies.close_micros` keeps). On PostgreSQL the
+    order (and to what `counted_state.close_micros` keeps). On PostgreSQL the
     interval's seconds as a double (exact to the microsecond for intervals of
     up to about 280 years) rounded; on SQLite, which stores
     'YYYY-MM-DD HH:MM:SS.ffffff', whole seconds and the microseconds apart."""

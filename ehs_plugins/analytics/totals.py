@@ -2,8 +2,8 @@
 
 The list of a caller who sees every incident, narrowed by type, site and
 status (the everyday queues: "my site's open incidents"), counted its
-matches through an index of the incidents: thousands of entries at 100,000
-incidents, and as many heap fetches after recent writes until autovacuum.
+matches through an index of the incidents, entry by entry (and with heap
+fetches after recent writes, until autovacuum).
 The `status` tallies (month 0, k1 the status, one row per site, type,
 status and shard: see models.Tally) hold the same count, kept in the
 transaction of every change that moves it (`tallies`), so the sum of a few
@@ -28,8 +28,9 @@ from pyramid.config import Configurator
 from pyramid.request import Request
 from sqlalchemy import BigInteger, ColumnElement, case, cast, exists, func, literal_column, select
 
+from ehs_plugins.analytics.counted_state import ALL_TIME
 from ehs_plugins.analytics.models import Tally, TallyState
-from ehs_plugins.analytics.tallies import ALL_TIME, counts_pending
+from ehs_plugins.analytics.tallies import counts_pending
 
 # The list's filters (the core's, by name) the status tallies answer, and the
 # tally column each one's values are compared with.

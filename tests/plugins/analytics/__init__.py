@@ -109,14 +109,14 @@ def set_times(dbsession: Session, registry: Any, number: int, **values: dt.datet
     """Set timestamps the API sets to 'now' (created_at, closed_at) to known
     values, so durations can be counted by hand; the statistics' tallies are
     then counted again from the rows, as after any write made outside the
-    service (`tallies.rebuild`)."""
+    service (`rebuild.rebuild`)."""
     dbsession.execute(update(Incident).where(Incident.number == number).values(**values))
     recount(dbsession, registry)
 
 
 def recount(dbsession: Session, registry: Any) -> None:
     """Rebuild the statistics' tallies from the rows (after writing rows directly)."""
-    from ehs_plugins.analytics.tallies import rebuild_all
+    from ehs_plugins.analytics.rebuild import rebuild_all
 
     rebuild_all(dbsession, registry)
     dbsession.commit()

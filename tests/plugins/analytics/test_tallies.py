@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from ehs_core.incidents.models import Incident
-from ehs_plugins.analytics import stats, tallies
+from ehs_plugins.analytics import counted_state, rebuild, stats, tallies
 from ehs_plugins.analytics.models import CountedIncident, Tally, TallyState
 from tests.plugins.analytics import (
     INCIDENTS,
@@ -59,8 +59,8 @@ def tallied_sums(dbsession: Any) -> dict[tuple, tuple]:
 def rebuilt_sums(dbsession: Any, registry: Any) -> dict[tuple, tuple]:
     """The tallies counted from the rows now."""
     sums: dict[tuple, list[int]] = {}
-    for state in tallies.read_states(dbsession, registry, Incident.id.is_not(None)).values():
-        for key, values in tallies.contributions(state).items():
+    for state in counted_state.read_states(dbsession, registry, Incident.id.is_not(None)).values():
+        for key, values in counted_state.contributions(state).items():
             item = sums.setdefault(key, [0, 0, 0])
             for i, value in enumerate(values):
                 item[i] += value
@@ -406,7 +406,7 @@ def test_without_complete_tallies_the_rows_answer(world, dbsession, registry):
     dbsession.execute(delete(Tally))
     dbsession.commit()
     assert analytics(world.admin, today() - dt.timedelta(days=800), today()) == body
-    tallies.rebuild_all(dbsession, registry)
+    rebuild.rebuild_all(dbsession, registry)
     dbsession.commit()
     assert analytics(world.admin, today() - dt.timedelta(days=800), today()) == body
     assert tallied_sums(dbsession) == rebuilt_sums(dbsession, registry)

@@ -17,7 +17,7 @@ from sqlalchemy import delete, func, select, update
 from ehs_core import caches
 from ehs_core.incidents import listing
 from ehs_core.incidents.models import Incident
-from ehs_plugins.analytics import tallies, totals
+from ehs_plugins.analytics import counted_state, tallies, totals
 from ehs_plugins.analytics.models import Tally, TallyState
 from tests.plugins.analytics import (
     ADMIN_EMAIL,
@@ -83,7 +83,7 @@ def nudge_status_tally(dbsession: Any, site_id: int, incident_type: str, status:
     """Move one status tally by hand (outside the service): the totals that
     read it show the difference, proof that they read the tallies."""
     dbsession.execute(update(Tally).where(
-        Tally.kind == "status", Tally.month == tallies.ALL_TIME, Tally.site_id == site_id,
+        Tally.kind == "status", Tally.month == counted_state.ALL_TIME, Tally.site_id == site_id,
         Tally.type == incident_type, Tally.k1 == status).values(n=Tally.n + by))
     dbsession.commit()
 
@@ -197,18 +197,24 @@ def test_with_the_plugin_disabled_the_totals_are_counted(admin, dbsession, regis
     assert_exact_totals(admin, dbsession, asked)
 
 
-def test_a_request_with_changes_not_yet_counted_is_not_answered_by_the_tallies():
+def test_a_request_with_changes_not_yet_counted_is_not_answered_by_the_tallies(registry):
     """The tallies move as a request commits: until then its own changes are
-    not in them, so such a request counts. What an earlier attempt of the
-    request left in the environ (pyramid_retry reuses it) is not its own."""
-    from types import SimpleNamespace
+    not in them, so such a request counts. pyramid_retry runs a failed
+    request again as a new request object on the same environ: what the
+    failed attempt noted (rolled back) is not the new attempt's."""
+    from pyramid.request import Request, apply_request_extensions
 
-    request, earlier = SimpleNamespace(environ={}), SimpleNamespace()
+    def attempt(environ: dict[str, Any] | None = None) -> Request:
+        request = Request(environ) if environ is not None else Request.blank("/api/incidents", method="POST")
+        request.registry = registry
+        apply_request_extensions(request)
+        return request
+
+    request = attempt()
     assert totals.no_pending_counts(request)
-    request.environ[tallies.PENDING_COUNTS] = SimpleNamespace(request=request)
+    tallies.pending(request)
     assert not totals.no_pending_counts(request)
-    request.environ[tallies.PENDING_COUNTS] = SimpleNamespace(request=earlier)
-    assert totals.no_pending_counts(request)
+    assert totals.no_pending_counts(attempt(request.environ))
 
 
 def test_the_tallies_decline_filters_they_do_not_answer():

@@ -59,7 +59,7 @@ def upgrade() -> None:
     if registry is not None:
         from sqlalchemy.orm import Session
 
-        from ehs_plugins.analytics.tallies import rebuild_all
+        from ehs_plugins.analytics.rebuild import rebuild_all
 
         with Session(bind=op.get_bind(), join_transaction_mode="create_savepoint") as session:
             rebuild_all(session, registry)

@@ -1,0 +1,314 @@
+"""The figures of `row_figures.Rows` from the tallies (`Tallied`), for a
+caller who sees every incident: the sums kept per site, type and local
+month (`tallies`, models.Tally), so a figure reads a few thousand rows
+however many incidents there are. The whole months of a period come from
+the tallies, the incidents near its ends (`spans.Span.pieces`) from their
+counted state (`analytics_counted`), read once for all the figures of a
+request (`prefetch`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Any
+
+from pyramid.request import Request
+from sqlalchemy import Select, and_, case, func, literal, or_, select, union_all
+from sqlalchemy.sql import ColumnElement
+
+from ehs_core.actions import today
+from ehs_core.incidents.models import Incident
+from ehs_core.sites.models import Area
+from ehs_core.sites.zones import site_zone
+from ehs_plugins.analytics.counted_state import State
+from ehs_plugins.analytics.figures import InjuryFigures, Month
+from ehs_plugins.analytics.models import CountedIncident, Tally
+from ehs_plugins.analytics.months import date_month, month_start
+from ehs_plugins.analytics.row_figures import DUE_SOON, Action, Rows, action_classes
+from ehs_plugins.analytics.spans import (
+    Span,
+    between,
+    date_month_start,
+    merged,
+    nearest_date_month,
+    nearest_month,
+)
+
+Bucket = dict[Any, list[int]]
+
+
+def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
+    """Add an incident's counted `state`, `weight` times, to the figures a
+    period reads, each by the key its tallies are summed by (as `Tallied`
+    reads them): count (type, site), site (site,), place (type, site, area), severity
+    (type, severity), heat (hour of the week,), cause (category,), case ()."""
+    site, kind, micros, closed = state["s"], state["t"], state["cu"], state["c"]
+    for figure, key, values in (
+            ("count", (kind, site), (1, micros, closed)),
+            ("site", (site,), (1, 0, 0)),
+            ("place", (kind, site, state["a"]), (1, micros, closed)),
+            ("severity", (kind, state["v"]), (1, 0, 0)),
+            ("heat", (state["h"],), (1, 0, 0)),
+            *(("cause", (category,), (n, 0, 0)) for category, n in state.get("rc", {}).items()),
+            *(("case", (), (n, days, 0)) for _, n, days in state.get("cs", []))):
+        bucket = found[figure]
+        item = bucket.get(key)
+        if item is None:
+            bucket[key] = [weight * values[0], weight * values[1], weight * values[2]]
+        else:
+            item[0] += weight * values[0]
+            item[1] += weight * values[1]
+            item[2] += weight * values[2]
+
+
+def add_to(found: Bucket, key: Any, values: Sequence[Any]) -> None:
+    item = found.setdefault(key, [0, 0, 0])
+    for i, value in enumerate(values):
+        item[i] += int(value or 0)
+
+
+class Tallied(Rows):
+    """The same figures from the tallies, for a caller who sees every
+    incident: the whole months of a period from the tallies, the incidents
+    near its ends (`Span.pieces`) from their counted state
+    (`analytics_counted`), read once for all the figures of a request
+    (`prefetch`)."""
+
+    def __init__(self, request: Request, site_id: int | None, incident_type: str | None,
+                 sites: Sequence[tuple[int, str, str | None]]) -> None:
+        super().__init__(request, site_id, incident_type, {s_id: zone for s_id, _, zone in sites})
+        self.organization_id = request.identity.account.organization_id
+        self.incident_type = incident_type
+        self.names = {s_id: name for s_id, name, _ in sites}
+        self.rank = {s_id: i for i, (s_id, _, _) in enumerate(sites)}  # by name, then id
+        groups: dict[dt.tzinfo, list[int]] = defaultdict(list)
+        for s_id, zone in sorted(self.zones.items()):
+            groups[site_zone(zone, request.registry)].append(s_id)
+        self.zone_groups = {zone: tuple(ids) for zone, ids in groups.items()}
+        self.pieces: dict[tuple[dt.datetime, dt.datetime | None], dict[str, Bucket]] = {}
+
+    def tally(self, kind: str | None, *columns: Any) -> Select:
+        """A statement on the organization's tallies of `kind` (None: the
+        condition names the kinds), of the site and type asked for."""
+        stmt = select(*columns).where(Tally.organization_id == self.organization_id)
+        if kind is not None:
+            stmt = stmt.where(Tally.kind == kind)
+        if self.site_id is not None:
+            stmt = stmt.where(Tally.site_id == self.site_id)
+        if self.incident_type is not None:
+            stmt = stmt.where(Tally.type == self.incident_type)
+        return stmt
+
+    def span(self, start: dt.datetime, end: dt.datetime | None) -> Span:
+        return Span(self.zone_groups, start, end)
+
+    def prefetch(self, periods: Sequence[tuple[dt.datetime, dt.datetime | None]]) -> None:
+        """The signed contributions of the incidents in the periods' pieces,
+        from one statement for all of them."""
+        spans = {period: self.span(*period) for period in periods if period not in self.pieces}
+        if not spans:
+            return
+        ranges = merged([(piece.low, piece.high) for span in spans.values() for piece in span.pieces])
+        rows = []
+        if ranges:
+            rows = self.db.execute(
+                select(Incident.site_id, Incident.occurred_at, CountedIncident.state)
+                .join(CountedIncident, CountedIncident.incident_id == Incident.id)
+                .where(Incident.organization_id == self.organization_id, *self.filters,
+                       or_(*(and_(Incident.occurred_at >= low, Incident.occurred_at < high)
+                             for low, high in ranges)))).all()
+        for period, span in spans.items():
+            found: dict[str, Bucket] = defaultdict(dict)
+            for site_id, occurred_at, state in rows:
+                weight = span.weight(site_id, occurred_at)
+                if weight:
+                    fold(found, state, weight)
+            self.pieces[period] = found
+
+    def pieces_of(self, start: dt.datetime, end: dt.datetime | None, kind: str) -> Bucket:
+        """The pieces' contributions to the figure `kind`, by its key (see `fold`)."""
+        self.prefetch([(start, end)])
+        return self.pieces[(start, end)].get(kind, {})
+
+    def summed(self, start: dt.datetime, end: dt.datetime | None, kind: str, keys: Sequence[Any],
+               values: int = 1, by_zone: bool = False, figure: str | None = None) -> Bucket:
+        """Tally rows of the span's months summed by `keys` (columns of
+        Tally), plus the pieces' contributions to the same figure (`figure`,
+        by default the kind's; see `fold`)."""
+        found: Bucket = {}
+        months = self.span(start, end).tallied(kind, by_zone)
+        if months is not None:
+            sums = [func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed)][:values]
+            for row in self.db.execute(self.tally(None, *keys, *sums).where(months).group_by(*keys)):
+                add_to(found, tuple(row[:len(keys)]), row[len(keys):])
+        for key, item in self.pieces_of(start, end, figure or kind.removesuffix("z")).items():
+            add_to(found, key, item[:values])
+        return {key: item for key, item in found.items() if item[0]}
+
+    def groups(self, start: dt.datetime, end: dt.datetime, named: bool = True) -> list[tuple[Any, ...]]:
+        if not named:  # counts by type and close times only (fewer rows to read)
+            found = {(kind, site_id, 0): item for (kind, site_id), item in self.summed(
+                start, end, "count", (Tally.type, Tally.site_id), values=3).items()}
+        else:
+            found = self.summed(start, end, "place", (Tally.type, Tally.site_id, Tally.k2), values=3)
+        areas: dict[int, str] = {}
+        wanted = {area for (_, _, area) in found if area}
+        if named and wanted:
+            areas = dict(self.db.execute(select(Area.id, Area.name).where(Area.id.in_(sorted(wanted)))).all())
+        return [(kind, site_id, self.names.get(site_id), area or None, areas.get(area), n, total, closed)
+                for (kind, site_id, area), (n, total, closed) in found.items()]
+
+    def trend(self, starts: Sequence[dt.datetime], end: dt.datetime) -> list[int]:
+        """Monthly buckets: F(s) = incidents before s, the tallied months
+        before the month boundary nearest to s, plus or minus the incidents
+        between s and that boundary (a few hours in a zone other than the
+        server's); a bucket's count is F(its end) - F(its start). Shorter
+        buckets are counted from the rows."""
+        bounds = [*starts, end]
+        inner = list(pairwise(bounds[1:-1]))  # the buckets but the first and last
+        if len(starts) < 3 or any(later - earlier < dt.timedelta(days=28) for earlier, later in inner):
+            return super().trend(starts, end)
+        nearest = {zone: [nearest_month(bound, zone) for bound in bounds] for zone in self.zone_groups}
+        before = [0] * len(bounds)
+        if nearest:
+            low = min(months[0] for months in nearest.values())
+            high = max(months[-1] for months in nearest.values())
+            per_month = [(site, month, int(n)) for site, month, n in self.db.execute(
+                self.tally("count", Tally.site_id, Tally.month, func.sum(Tally.n))
+                .where(Tally.month >= low, Tally.month < high).group_by(Tally.site_id, Tally.month))]
+            site_zone_of = {site: zone for zone, sites in self.zone_groups.items() for site in sites}
+            for site, month, n in per_month:
+                zone = site_zone_of.get(site)
+                if zone is not None:
+                    for i, boundary in enumerate(nearest[zone]):
+                        if month < boundary:
+                            before[i] += n
+        pieces = [[piece for zone, sites in self.zone_groups.items()
+                   for piece in between(sites, month_start(nearest[zone][i], zone), bound, 1)]
+                  for i, bound in enumerate(bounds)]
+        ranges = merged([(piece.low, piece.high) for found in pieces for piece in found])
+        if ranges:
+            instants: dict[int, list[dt.datetime]] = defaultdict(list)
+            for site_id, occurred_at in self.db.execute(
+                    select(Incident.site_id, Incident.occurred_at)
+                    .where(Incident.organization_id == self.organization_id, *self.filters,
+                           or_(*(and_(Incident.occurred_at >= low, Incident.occurred_at < high)
+                                 for low, high in ranges)))):
+                instants[site_id].append(occurred_at)
+            for found in instants.values():
+                found.sort()
+            for i, found in enumerate(pieces):
+                before[i] += sum(piece.sign * (bisect_left(instants[site], piece.high)
+                                               - bisect_left(instants[site], piece.low))
+                                 for piece in found for site in piece.sites if site in instants)
+        return [before[i + 1] - before[i] for i in range(len(starts))]
+
+    def by_severity(self, start: dt.datetime, end: dt.datetime) -> list[tuple[str, str, int]]:
+        found = self.summed(start, end, "severity", (Tally.type, Tally.k1))
+        return sorted((kind, severity, item[0]) for (kind, severity), item in found.items())
+
+    def heat(self, start: dt.datetime, end: dt.datetime) -> dict[int, int]:
+        # Without filters, the rows kept per zone (a few per hour of the week).
+        by_zone = self.site_id is None and self.incident_type is None
+        found = self.summed(start, end, "heatz" if by_zone else "heat", (Tally.k2,),
+                            by_zone=by_zone)
+        return {how: item[0] for (how,), item in found.items()}
+
+    def root_causes(self, start: dt.datetime, end: dt.datetime) -> list[tuple[str, int]]:
+        by_zone = self.site_id is None and self.incident_type is None
+        found = self.summed(start, end, "causez" if by_zone else "cause", (Tally.k1,),
+                            by_zone=by_zone)
+        return sorted(((category, item[0]) for (category,), item in found.items()),
+                      key=lambda item: (-item[1], item[0]))
+
+    def cases(self, figures: InjuryFigures, start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
+        found = self.summed(start, end, "case", (), values=2)
+        recordable, days, _ = found.get((), [0, 0, 0])
+        return recordable, days
+
+    def case_counts(self, figures: InjuryFigures,
+                    windows: list[tuple[Month, Month]]) -> list[tuple[int, int, int]]:
+        """Whole months of each site's calendar are the tallies' months."""
+        def index(month: Month) -> int:
+            return month[0] * 12 + month[1] - 1
+
+        low = min(index(first) for first, _ in windows)
+        high = max(index(last) for _, last in windows)
+        stmt = (select(Tally.month, Tally.k2, func.sum(Tally.n))
+                .where(Tally.organization_id == self.organization_id, Tally.kind == "case",
+                       Tally.month >= low, Tally.month <= high).group_by(Tally.month, Tally.k2))
+        if self.site_id is not None:
+            stmt = stmt.where(Tally.site_id == self.site_id)
+        rows = [(month, flags, int(n)) for month, flags, n in self.db.execute(stmt)]
+        counts = []
+        for first, last in windows:
+            inside = [(flags, n) for month, flags, n in rows if index(first) <= month <= index(last)]
+            counts.append((sum(n for _, n in inside), sum(n for flags, n in inside if flags & 1),
+                           sum(n for flags, n in inside if flags & 2)))
+        return counts
+
+    def actions(self, first: dt.date, after: dt.date) -> tuple[int, int, int]:
+        """Tallied by the calendar month of the due date: whole months from
+        the tallies, the days between `first`, `after` and the nearest first
+        of a month from the rows. Pending actions are kept with their due
+        day, late or not is decided today."""
+        low, high = nearest_date_month(first), nearest_date_month(after)
+        on = today(self.request.registry)
+        this_month = date_month(on)
+        before_today = or_(Tally.month < this_month, and_(Tally.month == this_month, Tally.k2 < on.day))
+        parts = []
+        if low < high:
+            parts.append(self.tally(
+                "action", case((Tally.k1 == "on_time", Tally.n), else_=0).label("on_time"),
+                case((or_(Tally.k1 == "late", and_(Tally.k1 == "pending", before_today)), Tally.n),
+                     else_=0).label("late"),
+                case((and_(Tally.k1 == "pending", ~before_today), Tally.n), else_=0).label("pending"))
+                .where(Tally.month >= low, Tally.month < high))
+        pieces = [*between((), date_month_start(low), first, -1),
+                  *between((), date_month_start(high), after, 1)]
+        if pieces:
+            on_time, late, pending = action_classes(
+                self.request, min(piece.low for piece in pieces), max(piece.high for piece in pieces))
+            inside = [and_(Action.due_date >= piece.low, Action.due_date < piece.high) for piece in pieces]
+            weight = sum((case((condition, piece.sign), else_=0)
+                          for condition, piece in zip(inside, pieces, strict=True)),
+                         start=literal(0))
+            parts.append(
+                select(case((on_time, weight), else_=0).label("on_time"),
+                       case((late, weight), else_=0).label("late"),
+                       case((pending, weight), else_=0).label("pending"))
+                .select_from(Action).join(Incident, Incident.id == Action.incident_id)
+                .where(Incident.organization_id == self.organization_id, or_(*inside), *self.filters))
+        if not parts:
+            return 0, 0, 0
+        found = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery()
+        return tuple(int(value) for value in self.db.execute(select(
+            func.coalesce(func.sum(found.c.on_time), 0), func.coalesce(func.sum(found.c.late), 0),
+            func.coalesce(func.sum(found.c.pending), 0))).one())
+
+    # the overview
+
+    def statuses(self) -> list[tuple[str, int, Any, int]]:
+        return [(status, int(n), total, int(closed)) for status, n, total, closed in self.db.execute(
+            self.tally("status", Tally.k1, func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed))
+            .group_by(Tally.k1))]
+
+    def actions_due(self, on: dt.date) -> tuple[int, int]:
+        def due_before(day: dt.date) -> ColumnElement:
+            month = date_month(day)
+            return or_(Tally.month < month, and_(Tally.month == month, Tally.k2 < day.day))
+
+        soon = and_(~due_before(on), due_before(on + DUE_SOON + dt.timedelta(days=1)))
+        due, overdue = self.db.execute(self.tally(
+            "action", func.coalesce(func.sum(case((soon, Tally.n), else_=0)), 0),
+            func.coalesce(func.sum(case((due_before(on), Tally.n), else_=0)), 0))
+            .where(Tally.k1 == "pending")).one()
+        return int(due), int(overdue)
+
+    def by_site(self, start: dt.datetime) -> list[tuple[int, str, int]]:
+        found = self.summed(start, None, "count", (Tally.site_id,), figure="site")
+        return [(site_id, self.names.get(site_id), item[0]) for (site_id,), item in sorted(
+            found.items(), key=lambda entry: (-entry[1][0], self.rank.get(entry[0][0], 0), entry[0][0]))]
