@@ -1,9 +1,10 @@
 """What one incident adds to the tallies: its *state* (the counted fields,
 its local month and hour of the week at its site, its close time, and a
-summary of its root causes, actions and recordable cases), read from the
-database (`read_states`), and the sums that state adds (`contributions`).
-A change moves the tallies by the difference between the state as counted
-(`analytics_counted`) and the new one (`difference`)."""
+summary of its root causes, actions, recordable cases and its injured or
+ill people's parts of the body), read from the database (`read_states`),
+and the sums that state adds (`contributions`). A change moves the tallies
+by the difference between the state as counted (`analytics_counted`) and
+the new one (`difference`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyramid.registry import Registry
-from sqlalchemy import Select, func, inspect, select
+from sqlalchemy import Column, Select, Table, func, inspect, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import visitors
 
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
 from ehs_core.incidents.models import Incident
@@ -31,7 +33,9 @@ ALL_TIME = 0  # the month of the `status` tallies
 SOURCES = ("incident", "cause", "action", "case")
 # Kinds also kept per quarter (kind.q) and year (kind.y), their month the
 # first of the quarter or year: a long period reads a few rows per year.
-ROLLED_UP = frozenset({"place", "severity", "heat", "heatz", "cause", "causez"})
+ROLLED_UP = frozenset({"place", "severity", "heat", "heatz", "cause", "causez", "body"})
+# The tallies' key (k1) of the injured or ill people whose part of the body is not coded yet.
+UNCODED = ""
 
 Key = tuple[str, int, int, str, str, int]  # kind, month, site id, type, k1, k2
 Sums = dict[Key, list[int]]  # key -> [n, total, closed]
@@ -52,6 +56,12 @@ def incident_fields(row: Any, zone: dt.tzinfo) -> State:
             "cu": close_micros(row.created_at, row.closed_at), "c": int(row.closed_at is not None)}
 
 
+def new_state(row: Any, zone: dt.tzinfo) -> State:
+    """The state of an incident just filed: its fields, nothing hanging off
+    it yet (no root cause, action, case or injured person counted)."""
+    return {**incident_fields(row, zone), "rc": {}, "ac": [], "cs": [], "bp": []}
+
+
 def action_class(status: str, due: dt.date, finished: dt.datetime | None, zone: dt.tzinfo) -> str | None:
     """on_time or late (done or verified: finished before the end of the due
     day in the server's zone, or not), pending (open or in progress; late
@@ -65,15 +75,15 @@ def action_class(status: str, due: dt.date, finished: dt.datetime | None, zone: 
 
 
 def action_items(rows: Iterable[Any], zone: dt.tzinfo) -> list[list[Any]]:
-    """[due month, class, due day (pending only, else 0), actions] of an
-    incident's actions with a due date (rows: status, due_date, done_at, updated_at)."""
+    """[due month, class, due day, actions] of an incident's actions with a
+    due date (rows: status, due_date, done_at, updated_at)."""
     counts: dict[tuple[int, str, int], int] = defaultdict(int)
     for row in rows:
         if row.due_date is None:
             continue
         kind = action_class(row.status, row.due_date, row.done_at or row.updated_at, zone)
         if kind is not None:
-            counts[(date_month(row.due_date), kind, row.due_date.day if kind == "pending" else 0)] += 1
+            counts[(date_month(row.due_date), kind, row.due_date.day)] += 1
     return [[*key, n] for key, n in sorted(counts.items())]
 
 
@@ -86,6 +96,16 @@ def case_items(rows: Iterable[Any]) -> list[list[int]]:
         item[0] += 1
         item[1] += row.days_away or 0
     return [[flags, n, days] for flags, (n, days) in sorted(counts.items())]
+
+
+def body_part_items(codes: Iterable[str | None]) -> list[list[Any]]:
+    """[code (None: not coded yet), people] of an incident's injured or ill
+    people, per part of the body."""
+    counts: dict[str | None, int] = defaultdict(int)
+    for code in codes:
+        counts[code] += 1
+    ordered = sorted(counts.items(), key=lambda item: (item[0] is None, item[0] or ""))
+    return [[code, n] for code, n in ordered]
 
 
 def contributions(state: State) -> Sums:
@@ -107,6 +127,8 @@ def contributions(state: State) -> Sums:
         sums[("action", due_month, site, kind, action, day)] = [n, 0, 0]
     for flags, n, days in state.get("cs", []):
         sums[("case", month, site, kind, "", flags)] = [n, days, 0]
+    for code, n in state.get("bp", []):
+        sums[("body", month, site, kind, UNCODED if code is None else code, 0)] = [n, 0, 0]
     # The figures read over long periods are also kept per quarter and year.
     for (tallied, first, *rest), values in list(sums.items()):
         if tallied in ROLLED_UP:
@@ -123,13 +145,6 @@ def difference(old: State | None, new: State | None) -> Sums:
         for i, value in enumerate(values):
             item[i] -= value
     return {key: values for key, values in moved.items() if any(values)}
-
-
-def cases_query(registry: Registry) -> Select | None:
-    """The registered injury figures' recordable cases (incident_id,
-    days_away, dart, lost_time), if a provider is registered."""
-    figures = injury_figures(registry)
-    return figures.cases() if figures is not None else None
 
 
 INCIDENT_COLUMNS = (Incident.id, Incident.organization_id, Incident.site_id, Incident.area_id, Incident.type,
@@ -168,22 +183,37 @@ def read_states(session: Session, registry: Registry, incidents: Any, sources: I
         for incident_id, state in states.items():
             state["ac"] = action_items(actions.get(incident_id, ()), server)
     if "case" in sources:
-        query = cases_query(registry)
+        # The registered injury figures' recordable cases (incident_id,
+        # days_away, dart, lost_time) and injured people's parts of the body
+        # (incident_id, code), if a provider is registered.
+        figures = injury_figures(registry)
         cases: dict[int, list[Any]] = defaultdict(list)
-        if query is not None and _tables_exist(session, query):
+        codes: dict[int, list[str | None]] = defaultdict(list)
+        if figures is not None and _tables_exist(session, query := figures.cases()):
             found = query.subquery()
             for row in session.execute(select(found).join(Incident, Incident.id == found.c.incident_id)
                                        .where(incidents)):
                 cases[row.incident_id].append(row)
+        if figures is not None and figures.body_parts is not None \
+                and _tables_exist(session, query := figures.body_parts()):
+            found = query.subquery()
+            for incident_id, code in session.execute(
+                    select(found.c.incident_id, found.c.code)
+                    .join(Incident, Incident.id == found.c.incident_id).where(incidents)):
+                codes[incident_id].append(code)
         for incident_id, state in states.items():
             state["cs"] = case_items(cases.get(incident_id, ()))
+            state["bp"] = body_part_items(codes.get(incident_id, ()))
     return states
 
 
 def _tables_exist(session: Session, query: Select) -> bool:
-    """Whether the tables a provider's query reads exist yet (a plugin's
-    migration may run after this one's backfill)."""
-    names = {table.name for table in query.get_final_froms() if hasattr(table, "name")}
+    """Whether the tables and columns a provider's query reads exist yet (a
+    plugin's migration may run after this one's backfill)."""
+    columns: dict[str, set[str]] = defaultdict(set)
+    for element in visitors.iterate(query):
+        if isinstance(element, Column) and isinstance(element.table, Table):
+            columns[element.table.name].add(element.name)
     inspector = inspect(session.connection())
-    return all(inspector.has_table(name) for name in names)
-
+    return all(inspector.has_table(name) and names <= {found["name"] for found in inspector.get_columns(name)}
+               for name, names in columns.items())

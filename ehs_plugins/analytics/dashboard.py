@@ -1,12 +1,12 @@
-"""The analytics dashboard at /analytics: the overview figures, a period
-picker with the previous period beside each figure, and charts drawn on the
-server (trend, type and severity, site and area, root causes, the
-weekday-by-hour heatmap in each site's zone, actions on time or late, and
-injury rates and the injured people per part of the body for those who may
-see them), each with its numbers in a table.
-A bar opens the incident list with that bar's filter. The figures are the
-API's (`views.analytics_answer`, `stats.overview`): the same rules decide
-who sees what."""
+"""The analytics dashboard at /analytics: what waits now (the overview's
+open incidents and actions, `stats.open_work`), a period picker with the
+previous period beside each figure, and charts drawn on the server (trend,
+type and severity, site and area, root causes, the weekday-by-hour heatmap
+in each site's zone, actions on time or late, and injury rates and the
+injured people per part of the body for those who may see them), each with
+its numbers in a table. A bar opens the incident list with that bar's
+filter. The figures are the API's (`views.analytics_answer`,
+`stats.open_work`): the same rules decide who sees what."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def dashboard(request: Request) -> dict[str, Any]:
     sites = [site for site in every_site if not site.archived or str(site.id) == chosen_site]
     values_out = {"values": values, "errors": errors, "presets": PRESETS, "sites": sites,
                   "types": list(IncidentType), "severities": list(Severity),
-                  "overview": stats.overview(request), "weekdays": WEEKDAYS,
+                  "overview": stats.open_work(request), "weekdays": WEEKDAYS,
                   "kpi_labels": {k: request.localizer.translate(v, domain="ehs_analytics")
                                  for k, v in KPI_LABELS.items()},
                   "views": [{"name": v.name, "url": request.route_path("page.incidents") + "?"

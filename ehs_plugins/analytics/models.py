@@ -41,13 +41,15 @@ class Tally(Base):
     status    0 (all time)             status / -                  incidents / close µs / closed
     cause     of occurrence            category / -                root causes
     case      of occurrence            - / DART 1 + lost 2         recordable cases / days away
+    body      of occurrence            part of the body / -        injured or ill people
+                                       ("": not coded yet)
     action    of the due date          on_time, late, pending      actions
-              (calendar)               / due day if pending
+              (calendar)               / day of the due date
     The kinds ending in z sum all the sites of one zone (site 0, `type`
     the zone's name), for the figures asked without a site or type:
     heatz     of occurrence            - / hour of the week        incidents
     causez    of occurrence            category / -                root causes
-    place, severity, heat, heatz, cause and causez are also kept per
+    place, severity, heat, heatz, cause, causez and body are also kept per
     quarter (kind.q, month: the quarter's first) and year (kind.y, month:
     January's), so a period of years reads a few rows per year.
     Months are numbered year x 12 + month - 1, in the site's zone (the

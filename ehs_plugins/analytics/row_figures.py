@@ -206,9 +206,7 @@ class Rows:
     def body_parts(self, figures: InjuryFigures, start: dt.datetime,
                    end: dt.datetime) -> list[tuple[str | None, int]]:
         """(code, injured or ill people) of the visible incidents of the
-        period, per part of the body (None: not coded). Read from the rows
-        for every caller: cases are few beside incidents, and the tallies
-        keep no body part."""
+        period, per part of the body (None: not coded)."""
         assert figures.body_parts is not None
         found = figures.body_parts().subquery()
         return [(code, int(count)) for code, count in self.db.execute(self.scoped(

@@ -7,6 +7,7 @@ month boundary from the rows, added or taken away."""
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from sqlalchemy.sql import ColumnElement
 
 from ehs_plugins.analytics.counted_state import ROLLED_UP
 from ehs_plugins.analytics.models import Tally
-from ehs_plugins.analytics.months import date_month, month_of, month_start, zone_key
+from ehs_plugins.analytics.months import month_of, month_start, zone_key
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,14 @@ class Span:
         """The condition on Tally rows of `kind` in the whole months, if any
         (of each zone's sites, or `by_zone`: of the rows kept per zone); for
         a kind kept per quarter and year, whole years and quarters come from
-        those rows."""
-        conditions = []
+        those rows. Zones whose whole months are the same (most often all of
+        them) share one condition, so each range of months is read once."""
+        together: dict[tuple[int, int | None], list[Any]] = defaultdict(list)
         for zone, sites, first, last in self.months:
-            where = Tally.type == zone_key(zone) if by_zone else _among(Tally.site_id, sites)
+            together[(first, last)].extend([zone_key(zone)] if by_zone else sites)
+        conditions = []
+        for (first, last), members in together.items():
+            where = _among(Tally.type if by_zone else Tally.site_id, tuple(sorted(members)))
             if last is None or kind not in ROLLED_UP:
                 conditions.append(and_(Tally.kind == kind, where, Tally.month >= first,
                                        *([Tally.month < last] if last is not None else [])))
@@ -121,14 +126,5 @@ def merged(ranges: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     return [(low, high) for low, high in joined]
 
 
-def _among(column: Any, sites: tuple[int, ...]) -> ColumnElement:
-    return column == sites[0] if len(sites) == 1 else column.in_(sites)
-
-
-def date_month_start(month: int) -> dt.date:
-    return dt.date(month // 12, month % 12 + 1, 1)
-
-
-def nearest_date_month(day: dt.date) -> int:
-    month = date_month(day)
-    return month if (day - date_month_start(month)) <= (date_month_start(month + 1) - day) else month + 1
+def _among(column: Any, values: tuple[Any, ...]) -> ColumnElement:
+    return column == values[0] if len(values) == 1 else column.in_(values)

@@ -46,7 +46,6 @@ def average_days(close_micros: Any, closed: Any) -> float | None:
     return rounded(Decimal(int(close_micros)) / (Decimal(int(closed)) * DAY_MICROS)) if closed else None
 
 
-
 def figures_for(request: Request, site_id: int | None = None, incident_type: str | None = None) -> Rows:
     """The source of a request's figures: the tallies for a caller who sees
     every incident when they are complete and counted in the server's
@@ -67,9 +66,12 @@ def figures_for(request: Request, site_id: int | None = None, incident_type: str
 # --- the answers --------------------------------------------------------------------------------
 
 
-def overview(request: Request) -> dict[str, Any]:
-    source = figures_for(request)
-
+def open_work(request: Request, source: Rows | None = None) -> dict[str, Any]:
+    """What waits now: open incidents, pending actions due within a week and
+    overdue, the average days to close, and the counts per status. The
+    dashboard page shows these alone; the overview adds its trend and
+    sites."""
+    source = source if source is not None else figures_for(request)
     # Counts per status and the close times (only closed incidents have closed_at).
     status_counts = dict.fromkeys((s.value for s in Status), 0)
     close_micros, closed = 0, 0
@@ -78,9 +80,19 @@ def overview(request: Request) -> dict[str, Any]:
         if with_close:
             close_micros += int(total)
             closed += int(with_close)
+    due, overdue = source.actions_due(today(request.registry))
+    return {
+        "openIncidents": sum(v for k, v in status_counts.items() if k != Status.closed),
+        "actionsDue": due,
+        "actionsOverdue": overdue,
+        "averageCloseDays": average_days(close_micros, closed),
+        "statusCounts": status_counts,
+    }
 
+
+def overview(request: Request) -> dict[str, Any]:
+    source = figures_for(request)
     on = today(request.registry)
-    due, overdue = source.actions_due(on)
 
     # 12 weeks, Monday-based in the server's zone, the current week last.
     monday = on - dt.timedelta(days=on.weekday())
@@ -93,16 +105,7 @@ def overview(request: Request) -> dict[str, Any]:
     year_start = utc_start(dt.date(on.year, 1, 1), zone)
     by_site = [{"siteId": site_id, "siteName": site_name, "count": count}
                for site_id, site_name, count in source.by_site(year_start)]
-    return {
-        "openIncidents": sum(v for k, v in status_counts.items() if k != Status.closed),
-        "actionsDue": due,
-        "actionsOverdue": overdue,
-        "averageCloseDays": average_days(close_micros, closed),
-        "statusCounts": status_counts,
-        "weeklyTrend": trend,
-        "incidentsBySite": by_site,
-    }
-
+    return {**open_work(request, source), "weeklyTrend": trend, "incidentsBySite": by_site}
 
 
 Place = tuple[int, str, int | None, str | None]  # site id and name, area id and name

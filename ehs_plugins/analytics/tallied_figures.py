@@ -16,24 +16,22 @@ from itertools import pairwise
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import Select, and_, case, func, literal, or_, select, union_all
+from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from ehs_core.actions import today
 from ehs_core.incidents.models import Incident
 from ehs_core.sites.models import Area
 from ehs_core.sites.zones import site_zone
-from ehs_plugins.analytics.counted_state import State
+from ehs_plugins.analytics.counted_state import UNCODED, State
 from ehs_plugins.analytics.figures import InjuryFigures, Month
 from ehs_plugins.analytics.models import CountedIncident, Tally
 from ehs_plugins.analytics.months import date_month, month_start
-from ehs_plugins.analytics.row_figures import DUE_SOON, Action, Rows, action_classes
+from ehs_plugins.analytics.row_figures import DUE_SOON, Rows
 from ehs_plugins.analytics.spans import (
     Span,
     between,
-    date_month_start,
     merged,
-    nearest_date_month,
     nearest_month,
 )
 
@@ -44,7 +42,8 @@ def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
     """Add an incident's counted `state`, `weight` times, to the figures a
     period reads, each by the key its tallies are summed by (as `Tallied`
     reads them): count (type, site), site (site,), place (type, site, area), severity
-    (type, severity), heat (hour of the week,), cause (category,), case ()."""
+    (type, severity), heat (hour of the week,), cause (category,), case (),
+    body (part of the body,)."""
     site, kind, micros, closed = state["s"], state["t"], state["cu"], state["c"]
     for figure, key, values in (
             ("count", (kind, site), (1, micros, closed)),
@@ -53,7 +52,8 @@ def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
             ("severity", (kind, state["v"]), (1, 0, 0)),
             ("heat", (state["h"],), (1, 0, 0)),
             *(("cause", (category,), (n, 0, 0)) for category, n in state.get("rc", {}).items()),
-            *(("case", (), (n, days, 0)) for _, n, days in state.get("cs", []))):
+            *(("case", (), (n, days, 0)) for _, n, days in state.get("cs", [])),
+            *(("body", (UNCODED if code is None else code,), (n, 0, 0)) for code, n in state.get("bp", []))):
         bucket = found[figure]
         item = bucket.get(key)
         if item is None:
@@ -62,6 +62,13 @@ def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
             item[0] += weight * values[0]
             item[1] += weight * values[1]
             item[2] += weight * values[2]
+
+
+def due_before(day: dt.date) -> ColumnElement:
+    """The action tallies (month and day of the due date) of actions due
+    before `day`."""
+    month = date_month(day)
+    return or_(Tally.month < month, and_(Tally.month == month, Tally.k2 < day.day))
 
 
 def add_to(found: Bucket, key: Any, values: Sequence[Any]) -> None:
@@ -229,6 +236,11 @@ class Tallied(Rows):
         recordable, days, _ = found.get((), [0, 0, 0])
         return recordable, days
 
+    def body_parts(self, figures: InjuryFigures, start: dt.datetime,
+                   end: dt.datetime) -> list[tuple[str | None, int]]:
+        found = self.summed(start, end, "body", (Tally.k1,))
+        return [(None if code == UNCODED else code, item[0]) for (code,), item in found.items()]
+
     def case_counts(self, figures: InjuryFigures,
                     windows: list[tuple[Month, Month]]) -> list[tuple[int, int, int]]:
         """Whole months of each site's calendar are the tallies' months."""
@@ -251,43 +263,18 @@ class Tallied(Rows):
         return counts
 
     def actions(self, first: dt.date, after: dt.date) -> tuple[int, int, int]:
-        """Tallied by the calendar month of the due date: whole months from
-        the tallies, the days between `first`, `after` and the nearest first
-        of a month from the rows. Pending actions are kept with their due
-        day, late or not is decided today."""
-        low, high = nearest_date_month(first), nearest_date_month(after)
-        on = today(self.request.registry)
-        this_month = date_month(on)
-        before_today = or_(Tally.month < this_month, and_(Tally.month == this_month, Tally.k2 < on.day))
-        parts = []
-        if low < high:
-            parts.append(self.tally(
-                "action", case((Tally.k1 == "on_time", Tally.n), else_=0).label("on_time"),
-                case((or_(Tally.k1 == "late", and_(Tally.k1 == "pending", before_today)), Tally.n),
-                     else_=0).label("late"),
-                case((and_(Tally.k1 == "pending", ~before_today), Tally.n), else_=0).label("pending"))
-                .where(Tally.month >= low, Tally.month < high))
-        pieces = [*between((), date_month_start(low), first, -1),
-                  *between((), date_month_start(high), after, 1)]
-        if pieces:
-            on_time, late, pending = action_classes(
-                self.request, min(piece.low for piece in pieces), max(piece.high for piece in pieces))
-            inside = [and_(Action.due_date >= piece.low, Action.due_date < piece.high) for piece in pieces]
-            weight = sum((case((condition, piece.sign), else_=0)
-                          for condition, piece in zip(inside, pieces, strict=True)),
-                         start=literal(0))
-            parts.append(
-                select(case((on_time, weight), else_=0).label("on_time"),
-                       case((late, weight), else_=0).label("late"),
-                       case((pending, weight), else_=0).label("pending"))
-                .select_from(Action).join(Incident, Incident.id == Action.incident_id)
-                .where(Incident.organization_id == self.organization_id, or_(*inside), *self.filters))
-        if not parts:
-            return 0, 0, 0
-        found = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery()
-        return tuple(int(value) for value in self.db.execute(select(
-            func.coalesce(func.sum(found.c.on_time), 0), func.coalesce(func.sum(found.c.late), 0),
-            func.coalesce(func.sum(found.c.pending), 0))).one())
+        """The action tallies are kept by due date (its calendar month and
+        day), so those due in [first, after) are whole rows. Pending actions
+        are late or not as of today."""
+        overdue = due_before(today(self.request.registry))
+        on_time, late, pending = self.db.execute(self.tally(
+            "action", *(func.coalesce(func.sum(case((counted, Tally.n), else_=0)), 0) for counted in (
+                Tally.k1 == "on_time",
+                or_(Tally.k1 == "late", and_(Tally.k1 == "pending", overdue)),
+                and_(Tally.k1 == "pending", ~overdue))))
+            .where(Tally.month >= date_month(first), Tally.month <= date_month(after),
+                   ~due_before(first), due_before(after))).one()
+        return int(on_time), int(late), int(pending)
 
     # the overview
 
@@ -297,10 +284,6 @@ class Tallied(Rows):
             .group_by(Tally.k1))]
 
     def actions_due(self, on: dt.date) -> tuple[int, int]:
-        def due_before(day: dt.date) -> ColumnElement:
-            month = date_month(day)
-            return or_(Tally.month < month, and_(Tally.month == month, Tally.k2 < day.day))
-
         soon = and_(~due_before(on), due_before(on + DUE_SOON + dt.timedelta(days=1)))
         due, overdue = self.db.execute(self.tally(
             "action", func.coalesce(func.sum(case((soon, Tally.n), else_=0)), 0),

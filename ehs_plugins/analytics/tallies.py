@@ -69,6 +69,7 @@ from ehs_plugins.analytics.counted_state import (
     Sums,
     difference,
     incident_fields,
+    new_state,
     read_states,
 )
 from ehs_plugins.analytics.figures import injury_figures
@@ -124,7 +125,7 @@ class Pending:
             return False
         (incident_id, incident), = self.created.items()
         zone = site_timezone(self.request, incident.site_id)  # no statement for a signed-in caller
-        state = {**incident_fields(incident, site_zone(zone, registry)), "rc": {}, "ac": [], "cs": []}
+        state = new_state(incident, site_zone(zone, registry))
         rows = [dict(zip(UPSERT_COLUMNS, (*key, *values), strict=True))
                 for key, values in sorted(difference(None, state).items())]
         organization_id = incident.organization_id
@@ -161,7 +162,7 @@ class Pending:
                 .with_for_update(of=CountedIncident))}
         for incident_id, incident in sorted(self.created.items()):
             zone = site_timezone(self.request, incident.site_id)  # no statement for a signed-in caller
-            state = {**incident_fields(incident, site_zone(zone, registry)), "rc": {}, "ac": [], "cs": []}
+            state = new_state(incident, site_zone(zone, registry))
             if self.dirty.get(incident_id):  # rows added to it in the same request
                 children = self.dirty[incident_id] - {"incident"}
                 state.update(read_states(session, registry, Incident.id == incident_id, children,

@@ -38,6 +38,7 @@ TYPES = ("near_miss", "hazard", "injury", "illness", "property_damage", "environ
 SEVERITIES = ("low", "medium", "high", "critical")
 ZONES = (None, "America/New_York", "Asia/Kolkata", "Europe/Berlin", "Pacific/Chatham")
 CATEGORIES = ("equipment", "training", "procedure", "design")
+BODY_PARTS = (None, "12", "44", "54")  # not coded, eye, hand, foot
 TARGETS = ("triage", "investigation", "actions", "verification", "closed")
 
 
@@ -204,14 +205,16 @@ class World:
                     {"daysAwayFromWork": True, "daysAway": rng.randrange(1, 30)},
                     {"restrictedOrTransfer": True, "daysRestricted": 3, "daysAwayFromWork": False,
                      "daysAway": 0},
-                    {"workRelated": False}, {"workRelated": True})), status=200)
+                    {"workRelated": False}, {"workRelated": True},
+                    {"bodyPartCode": rng.choice(BODY_PARTS)})), status=200)
             return
         number = rng.choice(self.incidents)
         self.admin.patch_json(f"{INCIDENTS}/{number}", {"type": rng.choice(("injury", "illness"))},
                               expect_errors=True)
         response = self.admin.post_json(f"/api/osha/incidents/{number}/cases",
                                         {"name": "Pat Doe", "workRelated": True, "newCase": True,
-                                         "medicalTreatment": True}, expect_errors=True)
+                                         "medicalTreatment": True, "bodyPartCode": rng.choice(BODY_PARTS)},
+                                        expect_errors=True)
         if response.status_int == 201:
             self.cases.append(response.json["id"])
 
@@ -370,6 +373,25 @@ def test_injury_cases_added_changed_and_removed_move_the_counts(world, monkeypat
     check(world, monkeypatch, dbsession, registry)
     world.admin.delete(f"/api/osha/cases/{case}", status=204)
     check(world, monkeypatch, dbsession, registry)
+
+
+def test_parts_of_the_body_coded_changed_and_removed_move_the_counts(world, monkeypatch, dbsession, registry):
+    """`byBodyPart` of a record keeper comes from the `body` tallies: after
+    each change of a case's part of the body it is the count of the rows."""
+    number = world.incidents[1]
+    world.admin.patch_json(f"{INCIDENTS}/{number}", {"type": "injury"}, status=200)
+    hand = add_case(world.admin, number, name="Ann One", bodyPartCode="44")["id"]
+    add_case(world.admin, number, name="Bob Two")
+    check(world, monkeypatch, dbsession, registry)
+    world.admin.patch_json(f"/api/osha/cases/{hand}", {"bodyPartCode": "12"}, status=200)
+    check(world, monkeypatch, dbsession, registry)
+    world.admin.patch_json(f"/api/osha/cases/{hand}", {"bodyPartCode": None}, status=200)
+    check(world, monkeypatch, dbsession, registry)
+    world.admin.delete(f"/api/osha/cases/{hand}", status=204)
+    check(world, monkeypatch, dbsession, registry)
+    first = today() - dt.timedelta(days=800)
+    assert analytics(world.admin, first, today())["byBodyPart"] == [
+        {"code": None, "title": None, "count": 1}]
 
 
 def test_a_sites_new_zone_places_its_incidents_again(world, monkeypatch, dbsession, registry):
