@@ -10,6 +10,8 @@ from ehs_plugins.analytics.models import SavedView
 
 def includeme(config: Configurator) -> None:
     config.include(".figures")  # add_injury_figures
+    config.add_request_method("ehs_plugins.analytics.stats.tallies_zone", "analytics_tallies_zone",
+                              reify=True)
     config.add_migrations("analytics", "ehs_plugins.analytics:migrations/versions")
     config.add_route("stats.overview", "/api/stats/overview")
     config.add_route("stats.analytics", "/api/stats/analytics")

@@ -71,11 +71,19 @@ def hbars(items: list[tuple[str, int, str | None]], width: int = WIDTH, row: int
             "label_width": label_width}
 
 
+@dataclass(frozen=True)
+class HeatCell:
+    count: int
+    x: int
+    y: int
+    opacity: float
+
+
 def heatmap(counts: list[list[int]]) -> dict[str, object]:
     """Weekday-by-hour cells, each with an opacity from 0.08 (none) to 1."""
     top = max((c for day in counts for c in day), default=0) or 1
-    cells = [{"day": d, "hour": h, "count": c, "x": 44 + h * HEAT_CELL, "y": d * HEAT_CELL + 4,
-              "opacity": round(0.08 + 0.92 * c / top, 2) if c else 0.04}
+    cells = [HeatCell(c, 44 + h * HEAT_CELL, d * HEAT_CELL + 4,
+                      round(0.08 + 0.92 * c / top, 2) if c else 0.04)
              for d, day in enumerate(counts) for h, c in enumerate(day)]
     return {"cells": cells, "size": HEAT_CELL - 2, "width": 44 + 24 * HEAT_CELL,
             "height": 7 * HEAT_CELL + 24}

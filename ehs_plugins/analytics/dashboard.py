@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from urllib.parse import urlencode
 
 import colander
 from pyramid.config import Configurator
@@ -22,9 +21,10 @@ from ehs_core.actions import today
 from ehs_core.errors import DomainError, invalid
 from ehs_core.incidents.models import IncidentType, Severity
 from ehs_core.security import Permission
-from ehs_core.sites.services import list_sites, site_index
+from ehs_core.sites.services import site_choices, site_index
 from ehs_core.ui.forms import errors_of
-from ehs_plugins.analytics import charts, saved_views, stats
+from ehs_plugins.analytics import charts, stats
+from ehs_plugins.analytics.pages import saved_view_links
 from ehs_plugins.analytics.views import analytics_answer, analytics_schema
 
 PRESETS = {"30": "Last 30 days", "90": "Last 90 days", "year": "This year", "last-year": "Last year"}
@@ -81,7 +81,7 @@ def trend_chart(request: Request, data: dict[str, Any], filters: dict[str, Any])
 
 def dashboard(request: Request) -> dict[str, Any]:
     values = chosen(request)
-    every_site = [site for site, _ in list_sites(request, include_archived=True)]
+    every_site = site_choices(request, include_archived=True)
     errors: dict[str, str] = {}
     data = None
     try:
@@ -91,22 +91,20 @@ def dashboard(request: Request) -> dict[str, Any]:
         query.setdefault("type", None)
         # A shared address may name a site archived since (its figures still
         # count), or no site of the organization at all (which was a 500).
-        if query["siteId"] is not None and query["siteId"] not in {site.id for site in every_site}:
+        if query["siteId"] is not None and query["siteId"] not in {site["id"] for site in every_site}:
             raise invalid("siteId", "There is no such site")
         data = analytics_answer(request, query)
     except (colander.Invalid, DomainError) as exc:
         errors = errors_of(exc)
         request.response.status = 400
     chosen_site = values["siteId"] if not errors.get("siteId") else None
-    sites = [site for site in every_site if not site.archived or str(site.id) == chosen_site]
+    sites = [site for site in every_site if not site["archived"] or str(site["id"]) == chosen_site]
     values_out = {"values": values, "errors": errors, "presets": PRESETS, "sites": sites,
                   "types": list(IncidentType), "severities": list(Severity),
                   "overview": stats.open_work(request), "weekdays": WEEKDAYS,
                   "kpi_labels": {k: request.localizer.translate(v, domain="ehs_analytics")
                                  for k, v in KPI_LABELS.items()},
-                  "views": [{"name": v.name, "url": request.route_path("page.incidents") + "?"
-                             + urlencode(v.filters, doseq=True)}
-                            for v in saved_views.visible_views(request, "incidents")]}
+                  "views": saved_view_links(request)}
     if data is None:
         return {**values_out, "data": None}
     filters = {"from": data["from"], "to": data["to"], "siteId": values["siteId"], "type": values["type"]}

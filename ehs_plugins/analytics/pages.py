@@ -24,12 +24,19 @@ def saved_views_tool(request: Request, filters: dict[str, Any]) -> dict[str, Any
     """The list tool: the caller's views of the incident list as links, kept
     per worker until a saved view changes (`ehs_core.refdata`: the list page
     is the most visited page)."""
-    views = refdata.cached(request, ("saved_views", request.identity.user_id, LIST), _view_links)
+    views = saved_view_links(request)
     error = request.GET.get("view_error")
     if error and error not in VIEW_ERRORS:
         error = "filters"
     return {"views": views, "filters": filters, "error": error,
             "can_share": role_at_least(request.identity.role, Role.supervisor)}
+
+
+def saved_view_links(request: Request) -> list[dict[str, Any]]:
+    """The caller's saved views of the incident list ({name, shared, url}),
+    kept per worker until a saved view changes (`ehs_core.refdata`): the
+    list page and the dashboard show them."""
+    return refdata.cached(request, ("saved_views", request.identity.user_id, LIST), _view_links)
 
 
 def _view_links(request: Request) -> list[dict[str, Any]]:

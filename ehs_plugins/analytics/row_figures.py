@@ -26,6 +26,7 @@ from sqlalchemy.sql import ColumnElement
 
 from ehs_core.actions import server_zone, today
 from ehs_core.actions.models import PENDING, ActionStatus, CorrectiveAction
+from ehs_core.db import read_rows
 from ehs_core.incidents.models import Incident
 from ehs_core.incidents.resources import visible_incidents
 from ehs_core.investigation.models import RootCause
@@ -139,6 +140,11 @@ class Rows:
     def scoped(self, stmt: Select, *where: Any) -> Select:
         return scoped(self.request, stmt, *where)
 
+    def read(self, stmt: Select) -> Any:
+        """The rows of a statement of plain columns (`ehs_core.db.read_rows`:
+        no ORM execution context for what maps to no entity)."""
+        return read_rows(self.request, stmt)
+
     def prefetch(self, periods: Sequence[tuple[dt.datetime, dt.datetime | None]]) -> None:
         """Read ahead what the periods' figures share (nothing, here)."""
 
@@ -152,7 +158,7 @@ class Rows:
             func.count().label("incidents"), func.sum(micros).label("close_micros"),
             func.count(Incident.closed_at).label("closed"))
             .group_by(Incident.type, Incident.site_id, Incident.area_id), *self.period(start, end)).subquery()
-        return [tuple(row) for row in self.db.execute(
+        return [tuple(row) for row in self.read(
             select(groups.c.type, groups.c.site_id, Site.name, groups.c.area_id, Area.name,
                    groups.c.incidents, groups.c.close_micros, groups.c.closed)
             .select_from(groups).join(Site, Site.id == groups.c.site_id)
@@ -161,12 +167,12 @@ class Rows:
     def trend(self, starts: Sequence[dt.datetime], end: dt.datetime) -> list[int]:
         """Incidents in each bucket [starts[i], starts[i + 1]) (the last up to `end`)."""
         bucket = sqltime.bucket_index(Incident.occurred_at, self.name, starts)
-        counts = dict(self.db.execute(self.scoped(
+        counts = dict(self.read(self.scoped(
             select(bucket.label("b"), func.count()).group_by("b"), *self.period(starts[0], end))).all())
         return [int(counts.get(i, 0)) for i in range(len(starts))]
 
     def by_severity(self, start: dt.datetime, end: dt.datetime) -> list[tuple[str, str, int]]:
-        return [tuple(row) for row in self.db.execute(self.scoped(
+        return [tuple(row) for row in self.read(self.scoped(
             select(Incident.type, Incident.severity, func.count())
             .group_by(Incident.type, Incident.severity)
             .order_by(Incident.type, Incident.severity), *self.period(start, end)))]
@@ -174,11 +180,11 @@ class Rows:
     def heat(self, start: dt.datetime, end: dt.datetime) -> dict[int, int]:
         offset = site_offsets(self.request, self.zones, start, end)
         key = sqltime.hour_of_week(sqltime.epoch(Incident.occurred_at, self.name) + offset, self.name)
-        return dict(self.db.execute(self.scoped(
+        return dict(self.read(self.scoped(
             select(key.label("k"), func.count()).group_by("k"), *self.period(start, end))).all())
 
     def root_causes(self, start: dt.datetime, end: dt.datetime) -> list[tuple[str, int]]:
-        return [tuple(row) for row in self.db.execute(self.scoped(
+        return [tuple(row) for row in self.read(self.scoped(
             select(RootCause.category, func.count())
             .select_from(RootCause).join(Incident, Incident.id == RootCause.incident_id)
             .group_by(RootCause.category).order_by(func.count().desc(), RootCause.category),
@@ -189,7 +195,7 @@ class Rows:
         incidents the caller may see (any occurrence date): on time when
         finished on or before the due date in the server's zone."""
         on_time, late, pending = action_classes(self.request, first, after)
-        return tuple(self.db.execute(self.scoped(select(
+        return tuple(self.read(self.scoped(select(
             func.count(case((on_time, 1))), func.count(case((late, 1))), func.count(case((pending, 1))))
             .select_from(Action).join(Incident, Incident.id == Action.incident_id)
             .where(Action.due_date >= first, Action.due_date < after), *self.filters)).one())
@@ -197,7 +203,7 @@ class Rows:
     def cases(self, figures: InjuryFigures, start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
         """(recordable cases, days away) of the incidents of the period."""
         found = figures.cases().subquery()
-        recordable, days_away = self.db.execute(self.scoped(
+        recordable, days_away = self.read(self.scoped(
             select(func.count(), func.coalesce(func.sum(found.c.days_away), 0))
             .select_from(found).join(Incident, Incident.id == found.c.incident_id),
             *self.period(start, end))).one()
@@ -209,7 +215,7 @@ class Rows:
         period, per part of the body (None: not coded)."""
         assert figures.body_parts is not None
         found = figures.body_parts().subquery()
-        return [(code, int(count)) for code, count in self.db.execute(self.scoped(
+        return [(code, int(count)) for code, count in self.read(self.scoped(
             select(found.c.code, func.count()).select_from(found)
             .join(Incident, Incident.id == found.c.incident_id).group_by(found.c.code),
             *self.period(start, end)))]
@@ -233,7 +239,7 @@ class Rows:
                  Incident.occurred_at >= start, Incident.occurred_at < end]
         if self.site_id is not None:
             where.append(Incident.site_id == self.site_id)
-        counts = self.db.execute(select(*columns).select_from(found)
+        counts = self.read(select(*columns).select_from(found)
                                  .join(Incident, Incident.id == found.c.incident_id).where(*where)).one()
         return [tuple(int(n) for n in counts[3 * i:3 * i + 3]) for i in range(len(windows))]
 
@@ -242,13 +248,13 @@ class Rows:
     def statuses(self) -> list[tuple[str, int, Any, int]]:
         """(status, incidents, close_micros, closed) of every incident."""
         micros = sqltime.micros_between(Incident.closed_at, Incident.created_at, self.name)
-        return [tuple(row) for row in self.db.execute(self.scoped(
+        return [tuple(row) for row in self.read(self.scoped(
             select(Incident.status, func.count(), func.sum(micros), func.count(Incident.closed_at))
             .group_by(Incident.status)))]
 
     def actions_due(self, on: dt.date) -> tuple[int, int]:
         """(due within a week, overdue) of the pending actions."""
-        return tuple(self.db.execute(self.scoped(select(
+        return tuple(self.read(self.scoped(select(
             func.count(case((and_(Action.due_date >= on, Action.due_date <= on + DUE_SOON), 1))),
             func.count(case((Action.due_date < on, 1))),
         ).select_from(Action).join(Incident, Incident.id == Action.incident_id)
@@ -259,7 +265,7 @@ class Rows:
         on, most first, then by name and id."""
         sites = self.scoped(select(Incident.site_id.label("site_id"), func.count().label("incidents"))
                             .group_by(Incident.site_id), *self.period(start, None)).subquery()
-        return [(site_id, name, int(count)) for site_id, name, count in self.db.execute(
+        return [(site_id, name, int(count)) for site_id, name, count in self.read(
             select(Site.id, Site.name, sites.c.incidents)
             .select_from(sites).join(Site, Site.id == sites.c.site_id)
             .order_by(sites.c.incidents.desc(), Site.name, Site.id))]

@@ -28,9 +28,6 @@ class Piece:
     high: Any
     sign: int
 
-    def holds(self, site_id: int, instant: Any) -> bool:
-        return site_id in self.sites and self.low <= instant < self.high
-
 
 class Span:
     """A period [start, end) as whole tallied months and pieces of rows: for
@@ -51,6 +48,10 @@ class Span:
             self.pieces.extend(between(sites, month_start(first, zone), start, -1))
             if end is not None:
                 self.pieces.extend(between(sites, month_start(last, zone), end, 1))
+        self.of_site: dict[int, list[Piece]] = defaultdict(list)
+        for piece in self.pieces:
+            for site in piece.sites:
+                self.of_site[site].append(piece)
 
     def tallied(self, kind: str, by_zone: bool = False) -> ColumnElement | None:
         """The condition on Tally rows of `kind` in the whole months, if any
@@ -75,7 +76,7 @@ class Span:
 
     def weight(self, site_id: int, instant: Any) -> int:
         """How many times an incident of the pieces counts."""
-        return sum(piece.sign for piece in self.pieces if piece.holds(site_id, instant))
+        return sum(piece.sign for piece in self.of_site.get(site_id, ()) if piece.low <= instant < piece.high)
 
 
 def segments(first: int, last: int) -> list[tuple[str, int, int]]:

@@ -17,12 +17,13 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pyramid.request import Request
-from sqlalchemy import and_, select
+from sqlalchemy import select
 
 from ehs_core.actions import server_zone, today
+from ehs_core.db import read_rows
 from ehs_core.incidents.models import IncidentType, Status
 from ehs_core.incidents.resources import sees_everything
-from ehs_core.sites.models import Site
+from ehs_core.sites.services import site_index
 from ehs_plugins.analytics.figures import InjuryFigures
 from ehs_plugins.analytics.models import TallyState
 from ehs_plugins.analytics.months import zone_key
@@ -46,20 +47,23 @@ def average_days(close_micros: Any, closed: Any) -> float | None:
     return rounded(Decimal(int(close_micros)) / (Decimal(int(closed)) * DAY_MICROS)) if closed else None
 
 
+def tallies_zone(request: Request) -> str | None:
+    """Request method (reified): the server zone the organization's tallies
+    were counted in (see TallyState), None when they were never built; read
+    once however many figures a page asks for."""
+    return read_rows(request, select(TallyState.server_zone).where(
+        TallyState.organization_id == request.identity.account.organization_id)).scalar()
+
+
 def figures_for(request: Request, site_id: int | None = None, incident_type: str | None = None) -> Rows:
     """The source of a request's figures: the tallies for a caller who sees
     every incident when they are complete and counted in the server's
     current zone (see TallyState), else the rows."""
-    if sees_everything(request.identity):
-        rows = request.dbsession.execute(
-            select(TallyState.server_zone, Site.id, Site.name, Site.timezone).select_from(TallyState)
-            .outerjoin(Site, and_(Site.organization_id == TallyState.organization_id,
-                                  *([Site.id == site_id] if site_id is not None else [])))
-            .where(TallyState.organization_id == request.identity.account.organization_id)
-            .order_by(Site.name, Site.id)).all()
-        if rows and rows[0].server_zone == zone_key(server_zone(request.registry)):
-            sites = [(row.id, row.name, row.timezone) for row in rows if row.id is not None]
-            return Tallied(request, site_id, incident_type, sites)
+    if sees_everything(request.identity) \
+            and request.analytics_tallies_zone == zone_key(server_zone(request.registry)):
+        sites = [(site["id"], site["name"], site["timezone"]) for site in site_index(request)["site"].values()
+                 if site_id is None or site["id"] == site_id]
+        return Tallied(request, site_id, incident_type, sites)
     return Rows(request, site_id, incident_type)
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.sql import ColumnElement
 
 from ehs_core.actions import today
 from ehs_core.incidents.models import Incident
-from ehs_core.sites.models import Area
+from ehs_core.sites.services import site_index
 from ehs_core.sites.zones import site_zone
 from ehs_plugins.analytics.counted_state import UNCODED, State
 from ehs_plugins.analytics.figures import InjuryFigures, Month
@@ -95,6 +95,7 @@ class Tallied(Rows):
         for s_id, zone in sorted(self.zones.items()):
             groups[site_zone(zone, request.registry)].append(s_id)
         self.zone_groups = {zone: tuple(ids) for zone, ids in groups.items()}
+        self.spans: dict[tuple[dt.datetime, dt.datetime | None], Span] = {}
         self.pieces: dict[tuple[dt.datetime, dt.datetime | None], dict[str, Bucket]] = {}
 
     def tally(self, kind: str | None, *columns: Any) -> Select:
@@ -110,7 +111,11 @@ class Tallied(Rows):
         return stmt
 
     def span(self, start: dt.datetime, end: dt.datetime | None) -> Span:
-        return Span(self.zone_groups, start, end)
+        """The period as tallied months and pieces, worked out once per request."""
+        found = self.spans.get((start, end))
+        if found is None:
+            found = self.spans[(start, end)] = Span(self.zone_groups, start, end)
+        return found
 
     def prefetch(self, periods: Sequence[tuple[dt.datetime, dt.datetime | None]]) -> None:
         """The signed contributions of the incidents in the periods' pieces,
@@ -121,7 +126,7 @@ class Tallied(Rows):
         ranges = merged([(piece.low, piece.high) for span in spans.values() for piece in span.pieces])
         rows = []
         if ranges:
-            rows = self.db.execute(
+            rows = self.read(
                 select(Incident.site_id, Incident.occurred_at, CountedIncident.state)
                 .join(CountedIncident, CountedIncident.incident_id == Incident.id)
                 .where(Incident.organization_id == self.organization_id, *self.filters,
@@ -149,7 +154,7 @@ class Tallied(Rows):
         months = self.span(start, end).tallied(kind, by_zone)
         if months is not None:
             sums = [func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed)][:values]
-            for row in self.db.execute(self.tally(None, *keys, *sums).where(months).group_by(*keys)):
+            for row in self.read(self.tally(None, *keys, *sums).where(months).group_by(*keys)):
                 add_to(found, tuple(row[:len(keys)]), row[len(keys):])
         for key, item in self.pieces_of(start, end, figure or kind.removesuffix("z")).items():
             add_to(found, key, item[:values])
@@ -161,11 +166,9 @@ class Tallied(Rows):
                 start, end, "count", (Tally.type, Tally.site_id), values=3).items()}
         else:
             found = self.summed(start, end, "place", (Tally.type, Tally.site_id, Tally.k2), values=3)
-        areas: dict[int, str] = {}
-        wanted = {area for (_, _, area) in found if area}
-        if named and wanted:
-            areas = dict(self.db.execute(select(Area.id, Area.name).where(Area.id.in_(sorted(wanted)))).all())
-        return [(kind, site_id, self.names.get(site_id), area or None, areas.get(area), n, total, closed)
+        areas = site_index(self.request)["area"] if named else {}
+        return [(kind, site_id, self.names.get(site_id), area or None,
+                 areas[area]["name"] if area in areas else None, n, total, closed)
                 for (kind, site_id, area), (n, total, closed) in found.items()]
 
     def trend(self, starts: Sequence[dt.datetime], end: dt.datetime) -> list[int]:
@@ -183,7 +186,7 @@ class Tallied(Rows):
         if nearest:
             low = min(months[0] for months in nearest.values())
             high = max(months[-1] for months in nearest.values())
-            per_month = [(site, month, int(n)) for site, month, n in self.db.execute(
+            per_month = [(site, month, int(n)) for site, month, n in self.read(
                 self.tally("count", Tally.site_id, Tally.month, func.sum(Tally.n))
                 .where(Tally.month >= low, Tally.month < high).group_by(Tally.site_id, Tally.month))]
             site_zone_of = {site: zone for zone, sites in self.zone_groups.items() for site in sites}
@@ -199,7 +202,7 @@ class Tallied(Rows):
         ranges = merged([(piece.low, piece.high) for found in pieces for piece in found])
         if ranges:
             instants: dict[int, list[dt.datetime]] = defaultdict(list)
-            for site_id, occurred_at in self.db.execute(
+            for site_id, occurred_at in self.read(
                     select(Incident.site_id, Incident.occurred_at)
                     .where(Incident.organization_id == self.organization_id, *self.filters,
                            or_(*(and_(Incident.occurred_at >= low, Incident.occurred_at < high)
@@ -254,7 +257,7 @@ class Tallied(Rows):
                        Tally.month >= low, Tally.month <= high).group_by(Tally.month, Tally.k2))
         if self.site_id is not None:
             stmt = stmt.where(Tally.site_id == self.site_id)
-        rows = [(month, flags, int(n)) for month, flags, n in self.db.execute(stmt)]
+        rows = [(month, flags, int(n)) for month, flags, n in self.read(stmt)]
         counts = []
         for first, last in windows:
             inside = [(flags, n) for month, flags, n in rows if index(first) <= month <= index(last)]
@@ -267,7 +270,7 @@ class Tallied(Rows):
         day), so those due in [first, after) are whole rows. Pending actions
         are late or not as of today."""
         overdue = due_before(today(self.request.registry))
-        on_time, late, pending = self.db.execute(self.tally(
+        on_time, late, pending = self.read(self.tally(
             "action", *(func.coalesce(func.sum(case((counted, Tally.n), else_=0)), 0) for counted in (
                 Tally.k1 == "on_time",
                 or_(Tally.k1 == "late", and_(Tally.k1 == "pending", overdue)),
@@ -279,13 +282,13 @@ class Tallied(Rows):
     # the overview
 
     def statuses(self) -> list[tuple[str, int, Any, int]]:
-        return [(status, int(n), total, int(closed)) for status, n, total, closed in self.db.execute(
+        return [(status, int(n), total, int(closed)) for status, n, total, closed in self.read(
             self.tally("status", Tally.k1, func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed))
             .group_by(Tally.k1))]
 
     def actions_due(self, on: dt.date) -> tuple[int, int]:
         soon = and_(~due_before(on), due_before(on + DUE_SOON + dt.timedelta(days=1)))
-        due, overdue = self.db.execute(self.tally(
+        due, overdue = self.read(self.tally(
             "action", func.coalesce(func.sum(case((soon, Tally.n), else_=0)), 0),
             func.coalesce(func.sum(case((due_before(on), Tally.n), else_=0)), 0))
             .where(Tally.k1 == "pending")).one()
