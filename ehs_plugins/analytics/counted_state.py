@@ -124,7 +124,11 @@ def contributions(state: State) -> Sums:
         sums[("cause", month, site, kind, category, 0)] = [n, 0, 0]
         sums[("causez", month, 0, zone, category, 0)] = [n, 0, 0]
     for due_month, action, day, n in state.get("ac", []):
-        sums[("action", due_month, site, kind, action, day)] = [n, 0, 0]
+        # Per due month (the day only for pending ones, late or not as of
+        # the day of reading) and, for a period's first and last months, per day.
+        key = ("action", due_month, site, kind, action, day if action == "pending" else 0)
+        sums[key] = [sums[key][0] + n, 0, 0] if key in sums else [n, 0, 0]
+        sums[("action.d", due_month, site, kind, action, day)] = [n, 0, 0]
     for flags, n, days in state.get("cs", []):
         sums[("case", month, site, kind, "", flags)] = [n, days, 0]
     for code, n in state.get("bp", []):

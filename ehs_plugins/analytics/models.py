@@ -44,7 +44,9 @@ class Tally(Base):
     body      of occurrence            part of the body / -        injured or ill people
                                        ("": not coded yet)
     action    of the due date          on_time, late, pending      actions
-              (calendar)               / day of the due date
+              (calendar)               / due day if pending
+    action.d  the same per due day     on_time, late, pending      actions
+                                       / day of the due date
     The kinds ending in z sum all the sites of one zone (site 0, `type`
     the zone's name), for the figures asked without a site or type:
     heatz     of occurrence            - / hour of the week        incidents

@@ -148,7 +148,11 @@ class Rows:
     def prefetch(self, periods: Sequence[tuple[dt.datetime, dt.datetime | None]]) -> None:
         """Read ahead what the periods' figures share (nothing, here)."""
 
-    def groups(self, start: dt.datetime, end: dt.datetime, named: bool = True) -> list[tuple[Any, ...]]:
+    def groups_each(self, periods: Sequence[tuple[dt.datetime, dt.datetime]]) -> list[list[tuple[Any, ...]]]:
+        """`groups` of each period."""
+        return [self.groups(start, end) for start, end in periods]
+
+    def groups(self, start: dt.datetime, end: dt.datetime) -> list[tuple[Any, ...]]:
         """(type, site id, site name, area id, area name, incidents, close
         microseconds, closed incidents) per type and place of the period;
         names are joined to the groups, not to every row."""
@@ -199,6 +203,15 @@ class Rows:
             func.count(case((on_time, 1))), func.count(case((late, 1))), func.count(case((pending, 1))))
             .select_from(Action).join(Incident, Incident.id == Action.incident_id)
             .where(Action.due_date >= first, Action.due_date < after), *self.filters)).one())
+
+    def actions_each(self, periods: Sequence[tuple[dt.date, dt.date]]) -> list[tuple[int, int, int]]:
+        """`actions` of each period."""
+        return [self.actions(first, after) for first, after in periods]
+
+    def cases_each(self, figures: InjuryFigures,
+                   periods: Sequence[tuple[dt.datetime, dt.datetime]]) -> list[tuple[int, int]]:
+        """`cases` of each period."""
+        return [self.cases(figures, start, end) for start, end in periods]
 
     def cases(self, figures: InjuryFigures, start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
         """(recordable cases, days away) of the incidents of the period."""

@@ -115,42 +115,48 @@ def overview(request: Request) -> dict[str, Any]:
 Place = tuple[int, str, int | None, str | None]  # site id and name, area id and name
 
 
-def period_figures(request: Request, source: Rows, first: dt.date, after: dt.date,
-                   cases: InjuryFigures | None,
-                   places_too: bool = True) -> tuple[dict[str, Any], dict[Place, int]]:
-    """The KPIs of the calendar days [first, after) in the server's zone, and
-    the incident count per place (read in the same pass; named if `places_too`)."""
+def period_figures(request: Request, source: Rows, periods: list[tuple[dt.date, dt.date]],
+                   cases: InjuryFigures | None) -> tuple[list[dict[str, Any]], dict[Place, int]]:
+    """The KPIs of each period of calendar days [first, after) in the
+    server's zone (the periods do not overlap: the analytics' period and
+    the one before), and the incident count per place of the first (read in
+    the same pass)."""
     zone = server_zone(request.registry)
-    start, end = utc_start(first, zone), utc_start(after, zone)
-    # Counts by type, by place and the close times in one pass over the
-    # period: at most types x areas groups, added up here.
-    counts: dict[str, int] = {}
+    instants = [(utc_start(first, zone), utc_start(after, zone)) for first, after in periods]
+    groups = source.groups_each(instants)
+    actions = source.actions_each(periods)
+    case_counts = source.cases_each(cases, instants) if cases is not None else None
+    answers = []
     places: dict[Place, int] = {}
-    close_micros, closed = 0, 0
-    for kind, *place, count, total, with_close in source.groups(start, end, named=places_too):
-        counts[kind] = counts.get(kind, 0) + int(count)
-        places[tuple(place)] = places.get(tuple(place), 0) + int(count)
-        if with_close:
-            close_micros += int(total)
-            closed += int(with_close)
-    on_time, late, pending = source.actions(first, after)
-    figures = {
-        "reported": sum(counts.values()),
-        "nearMisses": counts.get(IncidentType.near_miss, 0),
-        "hazards": counts.get(IncidentType.hazard, 0),
-        "injuries": counts.get(IncidentType.injury, 0),
-        "illnesses": counts.get(IncidentType.illness, 0),
-        "averageDaysToClose": average_days(close_micros, closed),
-        "actionsOnTime": on_time,
-        "actionsLate": late,
-        "actionsPending": pending,
-        "actionsClosedOnTimeRate": rounded(100 * on_time / (on_time + late)) if on_time + late else None,
-    }
-    if cases is not None:
-        recordable, days_away = source.cases(cases, start, end)
-        figures["recordableCases"] = recordable
-        figures["daysAway"] = days_away
-    return figures, places
+    for i in range(len(periods)):
+        # Counts by type, by place and the close times in one pass over the
+        # period: at most types x areas groups, added up here.
+        counts: dict[str, int] = {}
+        close_micros, closed = 0, 0
+        for kind, *place, count, total, with_close in groups[i]:
+            counts[kind] = counts.get(kind, 0) + int(count)
+            if i == 0:
+                places[tuple(place)] = places.get(tuple(place), 0) + int(count)
+            if with_close:
+                close_micros += int(total)
+                closed += int(with_close)
+        on_time, late, pending = actions[i]
+        figures = {
+            "reported": sum(counts.values()),
+            "nearMisses": counts.get(IncidentType.near_miss, 0),
+            "hazards": counts.get(IncidentType.hazard, 0),
+            "injuries": counts.get(IncidentType.injury, 0),
+            "illnesses": counts.get(IncidentType.illness, 0),
+            "averageDaysToClose": average_days(close_micros, closed),
+            "actionsOnTime": on_time,
+            "actionsLate": late,
+            "actionsPending": pending,
+            "actionsClosedOnTimeRate": rounded(100 * on_time / (on_time + late)) if on_time + late else None,
+        }
+        if case_counts is not None:
+            figures["recordableCases"], figures["daysAway"] = case_counts[i]
+        answers.append(figures)
+    return answers, places
 
 
 def by_body_part(request: Request, source: Rows, injuries: InjuryFigures, start: dt.datetime,
@@ -189,8 +195,8 @@ def analytics(request: Request, first: dt.date, last: dt.date, site_id: int | No
     cases = injuries if show_cases else None
     # What the current and the previous period share is read once.
     source.prefetch([(start, end), (utc_start(previous_first, zone), start)])
-    current, places = period_figures(request, source, first, after, cases)
-    previous, _ = period_figures(request, source, previous_first, first, cases, places_too=False)
+    (current, previous), places = period_figures(request, source, [(first, after), (previous_first, first)],
+                                                 cases)
 
     def kpis(keys: tuple[str, ...]) -> dict[str, Any]:
         return {key: {"current": current[key], "previous": previous[key]} for key in keys if key in current}

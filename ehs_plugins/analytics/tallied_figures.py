@@ -65,10 +65,28 @@ def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
 
 
 def due_before(day: dt.date) -> ColumnElement:
-    """The action tallies (month and day of the due date) of actions due
-    before `day`."""
+    """Of the action tallies that keep the due day (`action.d`, and pending
+    ones of `action`): those of actions due before `day`."""
     month = date_month(day)
     return or_(Tally.month < month, and_(Tally.month == month, Tally.k2 < day.day))
+
+
+def due_in(first: dt.date, after: dt.date) -> ColumnElement | None:
+    """The action tallies of the actions due in [first, after): whole months
+    from `action`, the days of a first or last month not whole from
+    `action.d` (models.Tally)."""
+    low, high = date_month(first), date_month(after)
+    if low == high:
+        return and_(Tally.kind == "action.d", Tally.month == low, Tally.k2 >= first.day, Tally.k2 < after.day)
+    parts = []
+    if first.day != 1:
+        parts.append(and_(Tally.kind == "action.d", Tally.month == low, Tally.k2 >= first.day))
+    whole_from = low if first.day == 1 else low + 1
+    if whole_from < high:
+        parts.append(and_(Tally.kind == "action", Tally.month >= whole_from, Tally.month < high))
+    if after.day != 1:
+        parts.append(and_(Tally.kind == "action.d", Tally.month == high, Tally.k2 < after.day))
+    return or_(*parts) if parts else None
 
 
 def add_to(found: Bucket, key: Any, values: Sequence[Any]) -> None:
@@ -150,26 +168,39 @@ class Tallied(Rows):
         """Tally rows of the span's months summed by `keys` (columns of
         Tally), plus the pieces' contributions to the same figure (`figure`,
         by default the kind's; see `fold`)."""
-        found: Bucket = {}
-        months = self.span(start, end).tallied(kind, by_zone)
-        if months is not None:
-            sums = [func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed)][:values]
-            for row in self.read(self.tally(None, *keys, *sums).where(months).group_by(*keys)):
-                add_to(found, tuple(row[:len(keys)]), row[len(keys):])
-        for key, item in self.pieces_of(start, end, figure or kind.removesuffix("z")).items():
-            add_to(found, key, item[:values])
-        return {key: item for key, item in found.items() if item[0]}
+        return self.summed_each([(start, end)], kind, keys, values, by_zone, figure)[0]
 
-    def groups(self, start: dt.datetime, end: dt.datetime, named: bool = True) -> list[tuple[Any, ...]]:
-        if not named:  # counts by type and close times only (fewer rows to read)
-            found = {(kind, site_id, 0): item for (kind, site_id), item in self.summed(
-                start, end, "count", (Tally.type, Tally.site_id), values=3).items()}
-        else:
-            found = self.summed(start, end, "place", (Tally.type, Tally.site_id, Tally.k2), values=3)
-        areas = site_index(self.request)["area"] if named else {}
-        return [(kind, site_id, self.names.get(site_id), area or None,
-                 areas[area]["name"] if area in areas else None, n, total, closed)
-                for (kind, site_id, area), (n, total, closed) in found.items()]
+    def summed_each(self, periods: Sequence[tuple[dt.datetime, dt.datetime | None]], kind: str,
+                    keys: Sequence[Any], values: int = 1, by_zone: bool = False,
+                    figure: str | None = None) -> list[Bucket]:
+        """`summed` of each of periods that do not overlap (the analytics'
+        period and the one before), from one statement: each tally row
+        falls in the months of one period at most."""
+        found: list[Bucket] = [{} for _ in periods]
+        months = [(i, condition) for i, period in enumerate(periods)
+                  if (condition := self.span(*period).tallied(kind, by_zone)) is not None]
+        if months:
+            which = case(*((condition, i) for i, condition in months)).label("which")
+            sums = [func.sum(Tally.n), func.sum(Tally.total), func.sum(Tally.closed)][:values]
+            for row in self.read(self.tally(None, which, *keys, *sums)
+                                 .where(or_(*(condition for _, condition in months)))
+                                 .group_by(which, *keys)):
+                add_to(found[row[0]], tuple(row[1:1 + len(keys)]), row[1 + len(keys):])
+        for bucket, (start, end) in zip(found, periods, strict=True):
+            for key, item in self.pieces_of(start, end, figure or kind.removesuffix("z")).items():
+                add_to(bucket, key, item[:values])
+        return [{key: item for key, item in bucket.items() if item[0]} for bucket in found]
+
+    def groups_each(self, periods: Sequence[tuple[dt.datetime, dt.datetime]]) -> list[list[tuple[Any, ...]]]:
+        """`groups` of each of periods that do not overlap, from one statement
+        (`summed_each`); the area names from the reference data each worker
+        keeps (`site_index`)."""
+        areas = site_index(self.request)["area"]
+        counted = self.summed_each(periods, "place", (Tally.type, Tally.site_id, Tally.k2), values=3)
+        return [[(kind, site_id, self.names.get(site_id), area or None,
+                  areas[area]["name"] if area in areas else None, n, total, closed)
+                 for (kind, site_id, area), (n, total, closed) in found.items()]
+                for found in counted]
 
     def trend(self, starts: Sequence[dt.datetime], end: dt.datetime) -> list[int]:
         """Monthly buckets: F(s) = incidents before s, the tallied months
@@ -234,10 +265,10 @@ class Tallied(Rows):
         return sorted(((category, item[0]) for (category,), item in found.items()),
                       key=lambda item: (-item[1], item[0]))
 
-    def cases(self, figures: InjuryFigures, start: dt.datetime, end: dt.datetime) -> tuple[int, int]:
-        found = self.summed(start, end, "case", (), values=2)
-        recordable, days, _ = found.get((), [0, 0, 0])
-        return recordable, days
+    def cases_each(self, figures: InjuryFigures,
+                   periods: Sequence[tuple[dt.datetime, dt.datetime]]) -> list[tuple[int, int]]:
+        counted = self.summed_each(periods, "case", (), values=2)
+        return [(found.get((), [0, 0])[0], found.get((), [0, 0])[1]) for found in counted]
 
     def body_parts(self, figures: InjuryFigures, start: dt.datetime,
                    end: dt.datetime) -> list[tuple[str | None, int]]:
@@ -265,19 +296,25 @@ class Tallied(Rows):
                            sum(n for flags, n in inside if flags & 2)))
         return counts
 
-    def actions(self, first: dt.date, after: dt.date) -> tuple[int, int, int]:
-        """The action tallies are kept by due date (its calendar month and
-        day), so those due in [first, after) are whole rows. Pending actions
-        are late or not as of today."""
+    def actions_each(self, periods: Sequence[tuple[dt.date, dt.date]]) -> list[tuple[int, int, int]]:
+        """The actions due in each period [first, after) are whole tally rows
+        (`due_in`), read in one statement for periods that do not overlap.
+        Pending actions are late or not as of today."""
         overdue = due_before(today(self.request.registry))
-        on_time, late, pending = self.read(self.tally(
-            "action", *(func.coalesce(func.sum(case((counted, Tally.n), else_=0)), 0) for counted in (
-                Tally.k1 == "on_time",
-                or_(Tally.k1 == "late", and_(Tally.k1 == "pending", overdue)),
-                and_(Tally.k1 == "pending", ~overdue))))
-            .where(Tally.month >= date_month(first), Tally.month <= date_month(after),
-                   ~due_before(first), due_before(after))).one()
-        return int(on_time), int(late), int(pending)
+        found = [(0, 0, 0)] * len(periods)
+        rows = [(i, condition) for i, (first, after) in enumerate(periods)
+                if (condition := due_in(first, after)) is not None]
+        if not rows:
+            return found
+        which = case(*((condition, i) for i, condition in rows)).label("which")
+        for i, *counts in self.read(self.tally(
+                None, which, *(func.sum(case((counted, Tally.n), else_=0)) for counted in (
+                    Tally.k1 == "on_time",
+                    or_(Tally.k1 == "late", and_(Tally.k1 == "pending", overdue)),
+                    and_(Tally.k1 == "pending", ~overdue))))
+                .where(or_(*(condition for _, condition in rows))).group_by(which)):
+            found[i] = tuple(int(count) for count in counts)
+        return found
 
     # the overview
 
@@ -287,12 +324,13 @@ class Tallied(Rows):
             .group_by(Tally.k1))]
 
     def actions_due(self, on: dt.date) -> tuple[int, int]:
-        soon = and_(~due_before(on), due_before(on + DUE_SOON + dt.timedelta(days=1)))
-        due, overdue = self.read(self.tally(
-            "action", func.coalesce(func.sum(case((soon, Tally.n), else_=0)), 0),
-            func.coalesce(func.sum(case((due_before(on), Tally.n), else_=0)), 0))
-            .where(Tally.k1 == "pending")).one()
-        return int(due), int(overdue)
+        after_soon = on + DUE_SOON + dt.timedelta(days=1)
+        overdue = due_before(on)
+        sums = [func.coalesce(func.sum(case((counted, Tally.n), else_=0)), 0)
+                for counted in (~overdue, overdue)]
+        due, late = self.read(self.tally("action", *sums).where(
+            Tally.k1 == "pending", Tally.month <= date_month(after_soon), due_before(after_soon))).one()
+        return int(due), int(late)
 
     def by_site(self, start: dt.datetime) -> list[tuple[int, str, int]]:
         found = self.summed(start, None, "count", (Tally.site_id,), figure="site")

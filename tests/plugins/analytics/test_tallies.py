@@ -360,6 +360,31 @@ def test_actions_added_and_followed_up_move_the_counts(world, monkeypatch, dbses
     check(world, monkeypatch, dbsession, registry)
 
 
+def test_actions_of_one_incident_due_on_days_of_one_month_count_each(world, monkeypatch, dbsession, registry):
+    """The action tallies keep each due month (`action`) and day
+    (`action.d`): two actions of one incident, both late, due on two days of
+    one month count twice in the month, and a period that starts or ends
+    between them counts the one inside."""
+    number = world.incidents[2]
+    month = (today().replace(day=1) - dt.timedelta(days=40)).replace(day=1)
+    for day in (3, 20, 21):
+        action = add_action(world.admin, number, due=month.replace(day=day))["id"]
+        set_action_status(world.admin, action, "done")
+    add_action(world.admin, number, due=month.replace(day=25))
+    check(world, monkeypatch, dbsession, registry)
+    last_of_month = (month + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
+    for first, last in ((month, last_of_month), (month.replace(day=10), last_of_month),
+                        (month.replace(day=4), month.replace(day=20)),
+                        (month - dt.timedelta(days=45), month)):
+        tallied = analytics(world.admin, first, last)["actions"]
+        undo = from_rows(monkeypatch)
+        try:
+            assert analytics(world.admin, first, last)["actions"] == tallied, (first, last)
+        finally:
+            undo()
+    assert analytics(world.admin, month, last_of_month)["actions"]["late"] == 4
+
+
 def test_injury_cases_added_changed_and_removed_move_the_counts(world, monkeypatch, dbsession, registry):
     number = world.incidents[0]
     world.admin.patch_json(f"{INCIDENTS}/{number}", {"type": "injury"}, status=200)

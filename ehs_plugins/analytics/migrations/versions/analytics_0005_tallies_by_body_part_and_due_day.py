@@ -5,13 +5,14 @@ period joined to the incidents for every caller, a join that grows with the
 period's incidents. The tallies now keep it for callers who see every
 incident (kind `body`, also per quarter and year; see models.Tally), and an
 incident's counted state says its people's parts of the body (`bp`). The
-`action` tallies now keep every action's due day (they kept it for pending
-ones only), so the actions due in any period are whole tally rows. The
-states and tallies counted before lack both, so they are counted again
-from the rows (`rebuild.rebuild_all`, with the settings and injury-figures
-provider of the application being migrated). Run without the application
-(plain alembic), the tallies are marked incomplete (no
-analytics_tally_state row): the statistics read the rows until
+actions are also kept per due day (`action.d`), so the actions due in any
+period are whole tally rows: whole months from `action`, the days of its
+first and last months from `action.d`. The states and tallies counted
+before lack both, so they are counted again from the rows
+(`rebuild.rebuild_all`, with the settings and injury-figures provider of
+the application being migrated). Run without the application (plain
+alembic), the tallies are marked incomplete (no analytics_tally_state
+row): the statistics read the rows until
 `python -m ehs_plugins.analytics.tallies CONFIG.ini` counts them again.
 
 Revision ID: analytics_0005
@@ -43,6 +44,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    # Nothing to undo: the earlier code sums the action tallies of whole
-    # months whatever their day, and reads no `body` tally.
+    # Nothing to undo: the earlier code reads neither the `body` nor the
+    # `action.d` tallies.
     pass
