@@ -41,12 +41,11 @@ Bucket = dict[Any, list[int]]
 def fold(found: dict[str, Bucket], state: State, weight: int) -> None:
     """Add an incident's counted `state`, `weight` times, to the figures a
     period reads, each by the key its tallies are summed by (as `Tallied`
-    reads them): count (type, site), site (site,), place (type, site, area), severity
+    reads them): site (site,), place (type, site, area), severity
     (type, severity), heat (hour of the week,), cause (category,), case (),
     body (part of the body,)."""
     site, kind, micros, closed = state["s"], state["t"], state["cu"], state["c"]
     for figure, key, values in (
-            ("count", (kind, site), (1, micros, closed)),
             ("site", (site,), (1, 0, 0)),
             ("place", (kind, site, state["a"]), (1, micros, closed)),
             ("severity", (kind, state["v"]), (1, 0, 0)),
