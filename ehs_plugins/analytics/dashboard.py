@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from urllib.parse import urlencode
 
 import colander
 from pyramid.config import Configurator
@@ -61,13 +62,14 @@ def chosen(request: Request) -> dict[str, Any]:
     return values
 
 
-def list_link(request: Request, filters: dict[str, Any], **extra: Any) -> str:
-    """The incident list with the dashboard's filters and a bar's own."""
+def list_link(base: str, filters: dict[str, Any], **extra: Any) -> str:
+    """The incident list (its path `base`, found once per page) with the
+    dashboard's filters and a bar's own."""
     query = [(k, v) for k, v in {**filters, **extra}.items() if v not in (None, "")]
-    return request.route_path("page.incidents", _query=query)
+    return f"{base}?{urlencode(query)}" if query else base
 
 
-def trend_chart(request: Request, data: dict[str, Any], filters: dict[str, Any]) -> dict[str, Any]:
+def trend_chart(base: str, data: dict[str, Any], filters: dict[str, Any]) -> dict[str, Any]:
     trend, last = data["trend"], dt.date.fromisoformat(data["to"])
     items = []
     for i, bucket in enumerate(trend):
@@ -75,7 +77,7 @@ def trend_chart(request: Request, data: dict[str, Any], filters: dict[str, Any])
         end = (dt.date.fromisoformat(trend[i + 1]["start"]) - dt.timedelta(days=1)) if i + 1 < len(trend) \
             else last
         items.append((start.strftime("%d %b" if data["granularity"] == "week" else "%b %Y"), bucket["count"],
-                      list_link(request, {**filters, "from": start.isoformat(), "to": end.isoformat()})))
+                      list_link(base, {**filters, "from": start.isoformat(), "to": end.isoformat()})))
     return charts.bars(items)
 
 
@@ -108,6 +110,7 @@ def dashboard(request: Request) -> dict[str, Any]:
     if data is None:
         return {**values_out, "data": None}
     filters = {"from": data["from"], "to": data["to"], "siteId": values["siteId"], "type": values["type"]}
+    base = request.route_path("page.incidents")
     by_type: dict[str, int] = {}
     by_severity: dict[str, int] = {}
     grid: dict[tuple[str, str], int] = {}
@@ -117,9 +120,9 @@ def dashboard(request: Request) -> dict[str, Any]:
         grid[(row["type"], row["severity"])] = row["count"]
     t = request.localizer.translate
     type_items = [(t(kind.value.replace("_", " ").capitalize()), by_type.get(kind, 0),
-                   list_link(request, filters, type=kind.value)) for kind in IncidentType]
+                   list_link(base, filters, type=kind.value)) for kind in IncidentType]
     severity_items = [(t(level.value.capitalize()), by_severity.get(level, 0),
-                       list_link(request, filters, severity=level.value)) for level in Severity]
+                       list_link(base, filters, severity=level.value)) for level in Severity]
     places = data["locations"][:10]
     # An area by its path ("Building A / Yard"), before its site: the chart
     # cuts long labels at their end, where three sites' "Yard" read the same.
@@ -130,7 +133,7 @@ def dashboard(request: Request) -> dict[str, Any]:
             return p["siteName"]
         return f"{areas[p['areaId']]['path'] if p['areaId'] in areas else p['areaName']} · {p['siteName']}"
 
-    place_items = [(place(p), p["count"], list_link(request, filters, siteId=p["siteId"], areaId=p["areaId"]))
+    place_items = [(place(p), p["count"], list_link(base, filters, siteId=p["siteId"], areaId=p["areaId"]))
                    for p in places]
     # A category is the investigator's own words ("People / PPE"), shown as typed.
     cause_items = [(c["category"], c["count"], None) for c in data["rootCauses"]]
@@ -145,7 +148,7 @@ def dashboard(request: Request) -> dict[str, Any]:
     busiest = max(((d, h, c) for d, day in enumerate(heat) for h, c in enumerate(day)),
                   key=lambda cell: cell[2], default=None)
     return {**values_out, "data": data, "filters": filters,
-            "trend": trend_chart(request, data, filters),
+            "trend": trend_chart(base, data, filters),
             "by_type": charts.bars(type_items, height=200), "type_items": type_items,
             "by_severity": charts.bars(severity_items, height=200), "severity_items": severity_items,
             "grid": grid, "places": charts.hbars(place_items, label_width=260), "place_items": place_items,
@@ -153,7 +156,7 @@ def dashboard(request: Request) -> dict[str, Any]:
             "actions_chart": charts.hbars(action_items, label_width=120), "action_items": action_items,
             "body_chart": charts.hbars(body_items, label_width=260), "body_items": body_items,
             "heat": charts.heatmap(heat), "busiest": busiest if busiest and busiest[2] else None,
-            "list_link": lambda **extra: list_link(request, filters, **extra)}
+            "list_link": lambda **extra: list_link(base, filters, **extra)}
 
 
 def includeme(config: Configurator) -> None:
