@@ -505,9 +505,8 @@ def test_no_module_imports_a_private_name_of_another_package():
 
 # WSGI-level code that runs before a Pyramid request exists, for which the
 # environ is the only channel (`servers.ForwardedClient`; intake.py's body
-# handling for pyramid_retry); the analytics plugin's pending tallies are
-# another issue's (#34 leaves ehs_plugins/analytics to its owner).
-ENVIRON_WRITERS = {"ehs_core/servers.py", "ehs_core/intake.py", "ehs_plugins/analytics/tallies.py"}
+# handling for pyramid_retry).
+ENVIRON_WRITERS = {"ehs_core/servers.py", "ehs_core/intake.py"}
 
 
 def environ_writes(source: str) -> list[str]:
